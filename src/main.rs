@@ -1,0 +1,48 @@
+//! The `nue` binary: with no arguments it speaks UCI on stdin/stdout; otherwise it runs
+//! one of the subcommands below.
+
+use std::{path::PathBuf, process::ExitCode};
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+
+/// Nue, a UCI chess engine with a HalfKP NNUE evaluation.
+#[derive(Parser)]
+#[command(version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Print the network's evaluation of a position.
+    Eval {
+        /// The position (default: the start position).
+        #[arg(long)]
+        fen: Option<String>,
+        /// A .nnue file to use instead of the default net.
+        #[arg(long)]
+        net: Option<PathBuf>,
+    },
+    /// Train a net on the CPU and export it in the Stockfish 12 format.
+    Train(nue::train::TrainArgs),
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        None => Ok(()),
+        Some(Command::Eval { fen, net }) => nue::tools::eval(fen.as_deref(), net.as_deref()),
+        Some(Command::Train(args)) => nue::train::run(&args).map(|_| ()),
+    }
+}

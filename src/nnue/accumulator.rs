@@ -1,0 +1,208 @@
+//! The accumulator stack: the feature-transformer output of every position on the
+//! current line, kept up to date lazily.
+//!
+//! Making a move pushes a frame that only records which pieces appeared and vanished
+//! (at most two each). Nothing is computed until a position is evaluated; then each
+//! perspective walks back to the nearest frame where it is known and replays the recorded
+//! changes forward, or refreshes from the board when its own king moved on the way
+//! (every index of a perspective depends on its king square, spec §4).
+
+use arrayvec::ArrayVec;
+use bytemuck::Zeroable;
+use shakmaty::{Board, Color, Move, Piece, Role, Square};
+
+use super::{
+    features::{self, FeatureList},
+    simd::Simd,
+    Half, Network,
+};
+
+/// What one move changed on the board, as far as the features can see.
+#[derive(Clone, Debug, Default)]
+pub struct Delta {
+    /// Pieces that appeared, with their squares.
+    pub added: ArrayVec<(Piece, Square), 2>,
+    /// Pieces that vanished, with their squares.
+    pub removed: ArrayVec<(Piece, Square), 2>,
+    /// The side whose king moved: its whole perspective must be refreshed.
+    pub king_moved: Option<Color>,
+}
+
+impl Delta {
+    /// The feature changes of `m`, played by `turn`. Kings never appear in `added` or
+    /// `removed`: they are not features.
+    pub fn of_move(turn: Color, m: Move) -> Delta {
+        let mut d = Delta::default();
+        match m {
+            Move::Normal { role, from, capture, to, promotion } => {
+                if role == Role::King {
+                    d.king_moved = Some(turn);
+                } else {
+                    d.removed.push((role.of(turn), from));
+                    d.added.push((promotion.unwrap_or(role).of(turn), to));
+                }
+                if let Some(captured) = capture {
+                    d.removed.push((captured.of(!turn), to));
+                }
+            }
+            Move::EnPassant { from, to } => {
+                d.removed.push((Role::Pawn.of(turn), from));
+                d.added.push((Role::Pawn.of(turn), to));
+                d.removed.push((Role::Pawn.of(!turn), Square::from_coords(to.file(), from.rank())));
+            }
+            Move::Castle { rook, .. } => {
+                let side = m.castling_side().expect("a castling move has a side");
+                d.king_moved = Some(turn);
+                d.removed.push((Role::Rook.of(turn), rook));
+                d.added.push((Role::Rook.of(turn), side.rook_to(turn)));
+            }
+            Move::Put { .. } => unreachable!("drops do not exist in standard chess"),
+        }
+        d
+    }
+}
+
+/// One position on the line: both accumulators, which of them are valid, and how the
+/// position differs from its parent.
+#[derive(Clone)]
+struct Frame {
+    acc: [Half; 2],
+    computed: [bool; 2],
+    delta: Delta,
+}
+
+impl Frame {
+    fn empty() -> Frame {
+        Frame { acc: [Half::zeroed(); 2], computed: [false; 2], delta: Delta::default() }
+    }
+}
+
+#[inline]
+fn slot(c: Color) -> usize {
+    match c {
+        Color::White => 0,
+        Color::Black => 1,
+    }
+}
+
+/// The per-ply accumulator stack of one search thread.
+#[derive(Clone)]
+pub struct AccumulatorStack {
+    frames: Vec<Frame>,
+    top: usize,
+    simd: Simd,
+}
+
+impl AccumulatorStack {
+    /// An empty stack using the given kernels; call [`AccumulatorStack::reset`] before use.
+    pub fn new(simd: Simd) -> AccumulatorStack {
+        AccumulatorStack { frames: vec![Frame::empty(); 128], top: 0, simd }
+    }
+
+    /// The kernels this stack uses.
+    pub fn simd(&self) -> Simd {
+        self.simd
+    }
+
+    /// Starts a new line at `board`, computing both perspectives from scratch.
+    pub fn reset(&mut self, net: &Network, board: &Board) {
+        self.top = 0;
+        let frame = &mut self.frames[0];
+        for c in Color::ALL {
+            net.refresh(self.simd, &features::active(board, c), &mut frame.acc[slot(c)]);
+            frame.computed[slot(c)] = true;
+        }
+        frame.delta = Delta::default();
+    }
+
+    /// Records `m`, about to be played by `turn`. Nothing is computed yet.
+    #[inline]
+    pub fn push_move(&mut self, turn: Color, m: Move) {
+        self.push(Delta::of_move(turn, m));
+    }
+
+    /// Records a null move: the accumulators stay, only the side to move changes.
+    #[inline]
+    pub fn push_null(&mut self) {
+        self.push(Delta::default());
+    }
+
+    fn push(&mut self, delta: Delta) {
+        self.top += 1;
+        if self.top == self.frames.len() {
+            self.frames.push(Frame::empty());
+        }
+        let frame = &mut self.frames[self.top];
+        frame.computed = [false; 2];
+        frame.delta = delta;
+    }
+
+    /// Returns to the parent position.
+    #[inline]
+    pub fn pop(&mut self) {
+        debug_assert!(self.top > 0, "pop below the root");
+        self.top -= 1;
+    }
+
+    /// Number of moves pushed since the last reset.
+    pub fn depth(&self) -> usize {
+        self.top
+    }
+
+    /// The raw network output for the current position, `board` with `turn` to move,
+    /// which must be the position reached by the pushed moves.
+    pub fn evaluate(&mut self, net: &Network, board: &Board, turn: Color) -> i32 {
+        self.materialize(net, board, Color::White);
+        self.materialize(net, board, Color::Black);
+        let frame = &self.frames[self.top];
+        net.propagate(self.simd, &frame.acc[slot(turn)], &frame.acc[slot(!turn)])
+    }
+
+    /// The current accumulator of `perspective`, computed if needed.
+    pub fn accumulator(&mut self, net: &Network, board: &Board, perspective: Color) -> &Half {
+        self.materialize(net, board, perspective);
+        &self.frames[self.top].acc[slot(perspective)]
+    }
+
+    /// Makes the top frame's `perspective` valid: replays recorded deltas from the nearest
+    /// valid ancestor, or refreshes when that perspective's king moved in between.
+    fn materialize(&mut self, net: &Network, board: &Board, perspective: Color) {
+        let p = slot(perspective);
+        let mut base = self.top;
+        while !self.frames[base].computed[p] {
+            if base == 0 || self.frames[base].delta.king_moved == Some(perspective) {
+                let features = features::active(board, perspective);
+                let frame = &mut self.frames[self.top];
+                net.refresh(self.simd, &features, &mut frame.acc[p]);
+                frame.computed[p] = true;
+                return;
+            }
+            base -= 1;
+        }
+        let Some(king) = board.king_of(perspective) else {
+            return;
+        };
+        for ply in base + 1..=self.top {
+            let (before, after) = self.frames.split_at_mut(ply);
+            let (parent, frame) = (&before[ply - 1], &mut after[0]);
+            let rows = |list: &ArrayVec<(Piece, Square), 2>| -> ArrayVec<&Half, 2> {
+                list.iter()
+                    .map(|&(piece, sq)| net.row(features::index(perspective, king, piece, sq)))
+                    .collect()
+            };
+            let (added, removed) = (rows(&frame.delta.added), rows(&frame.delta.removed));
+            self.simd.update(&mut frame.acc[p], &parent.acc[p], &added, &removed);
+            frame.computed[p] = true;
+        }
+    }
+}
+
+/// Computes both accumulators of `board` from scratch (for tests and tools).
+pub fn refreshed(net: &Network, simd: Simd, board: &Board) -> [Half; 2] {
+    let mut acc = [Half::zeroed(); 2];
+    for c in Color::ALL {
+        let list: FeatureList = features::active(board, c);
+        net.refresh(simd, &list, &mut acc[slot(c)]);
+    }
+    acc
+}

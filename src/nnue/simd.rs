@@ -1,0 +1,334 @@
+//! The integer kernels of the evaluation, in two interchangeable versions.
+//!
+//! Every kernel has a scalar version, which is the specification (spec §4–§6) written out,
+//! and an AVX2 version that computes exactly the same numbers. [`Simd`] picks one at run
+//! time: a value that selects AVX2 can only be made after `is_x86_feature_detected!`
+//! confirmed the instructions, so one binary runs on every x86-64 machine.
+//!
+//! This module is the only place in the crate with `unsafe` code: the AVX2 functions carry
+//! `#[target_feature]`, and the raw pointer loads and stores they use stay inside
+//! fixed-size arrays, as each `// SAFETY:` comment explains.
+
+use std::sync::OnceLock;
+
+use super::{Half, HALF};
+
+/// Width of the first hidden layer's input: both halves of the transformed accumulator.
+pub const L1_IN: usize = 2 * HALF;
+/// Width of each hidden layer.
+pub const HIDDEN: usize = 32;
+
+/// The kernel set in use: scalar, or AVX2 where the processor has it.
+///
+/// The field is private so that safe code cannot claim AVX2 on a machine without it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Simd {
+    avx2: bool,
+}
+
+impl Default for Simd {
+    fn default() -> Self {
+        Simd::detect()
+    }
+}
+
+impl Simd {
+    /// The fastest kernel set this processor supports (detected once, then cached).
+    pub fn detect() -> Simd {
+        static BEST: OnceLock<Simd> = OnceLock::new();
+        *BEST.get_or_init(|| Simd::avx2().unwrap_or(Simd::scalar()))
+    }
+
+    /// The portable scalar kernels.
+    pub const fn scalar() -> Simd {
+        Simd { avx2: false }
+    }
+
+    /// The AVX2 kernels, if this processor supports them.
+    pub fn avx2() -> Option<Simd> {
+        #[cfg(target_arch = "x86_64")]
+        if is_x86_feature_detected!("avx2") {
+            return Some(Simd { avx2: true });
+        }
+        None
+    }
+
+    /// Short name for logs and benchmarks.
+    pub fn name(self) -> &'static str {
+        if self.avx2 {
+            "avx2"
+        } else {
+            "scalar"
+        }
+    }
+
+    /// `dst = src + Σ add − Σ sub`, lane by lane with i16 wrap-around (spec §4).
+    ///
+    /// The common move shapes (one row in and one out, a capture, two in and two out)
+    /// get their own fully unrolled instances.
+    #[inline]
+    pub fn update(self, dst: &mut Half, src: &Half, add: &[&Half], sub: &[&Half]) {
+        #[cfg(target_arch = "x86_64")]
+        if self.avx2 {
+            // SAFETY: `self.avx2` is true only for values made by `Simd::avx2`, which checked
+            // that this processor supports AVX2.
+            unsafe {
+                match (add, sub) {
+                    ([a], [s]) => avx2::update(dst, src, [*a], [*s]),
+                    ([a], [s1, s2]) => avx2::update(dst, src, [*a], [*s1, *s2]),
+                    ([a1, a2], [s1, s2]) => avx2::update(dst, src, [*a1, *a2], [*s1, *s2]),
+                    _ => avx2::update_slices(dst, src, add, sub),
+                }
+            }
+            return;
+        }
+        scalar::update(dst, src, add, sub);
+    }
+
+    /// `dst = bias + Σ rows`: a full refresh of one perspective.
+    #[inline]
+    pub fn refresh(self, dst: &mut Half, bias: &Half, rows: &[&Half]) {
+        self.update(dst, bias, rows, &[]);
+    }
+
+    /// The network input: `clamp(us, 0, 127)` followed by `clamp(them, 0, 127)` (spec §5).
+    #[inline]
+    pub fn transform(self, us: &Half, them: &Half, out: &mut [u8; L1_IN]) {
+        #[cfg(target_arch = "x86_64")]
+        if self.avx2 {
+            // SAFETY: AVX2 was detected when `self` was made (see `update`).
+            unsafe { avx2::transform(us, them, out) };
+            return;
+        }
+        scalar::transform(us, them, out);
+    }
+
+    /// `out = bias + W·x` for the 512 → 32 layer, in exact i32 arithmetic (spec §6).
+    #[inline]
+    pub fn affine_l1(
+        self,
+        x: &[u8; L1_IN],
+        w: &[i8; HIDDEN * L1_IN],
+        bias: &[i32; HIDDEN],
+        out: &mut [i32; HIDDEN],
+    ) {
+        #[cfg(target_arch = "x86_64")]
+        if self.avx2 {
+            // SAFETY: AVX2 was detected when `self` was made (see `update`).
+            unsafe { avx2::affine::<L1_IN, { HIDDEN * L1_IN }>(x, w, bias, out) };
+            return;
+        }
+        scalar::affine(x, w, bias, out);
+    }
+
+    /// `out = bias + W·x` for the 32 → 32 layer.
+    #[inline]
+    pub fn affine_l2(
+        self,
+        x: &[u8; HIDDEN],
+        w: &[i8; HIDDEN * HIDDEN],
+        bias: &[i32; HIDDEN],
+        out: &mut [i32; HIDDEN],
+    ) {
+        #[cfg(target_arch = "x86_64")]
+        if self.avx2 {
+            // SAFETY: AVX2 was detected when `self` was made (see `update`).
+            unsafe { avx2::affine::<HIDDEN, { HIDDEN * HIDDEN }>(x, w, bias, out) };
+            return;
+        }
+        scalar::affine(x, w, bias, out);
+    }
+}
+
+/// ClippedReLU of a hidden layer: arithmetic shift by 6, then clamp to 0..=127.
+/// Thirty-two values; the compiler vectorises it well enough on its own.
+#[inline]
+pub fn clipped_relu(y: &[i32; HIDDEN], out: &mut [u8; HIDDEN]) {
+    for (o, &v) in out.iter_mut().zip(y) {
+        *o = (v >> 6).clamp(0, 127) as u8;
+    }
+}
+
+/// The output layer: `bias + w·x`, no activation.
+#[inline]
+pub fn output(x: &[u8; HIDDEN], w: &[i8; HIDDEN], bias: i32) -> i32 {
+    bias + x.iter().zip(w).map(|(&x, &w)| i32::from(x) * i32::from(w)).sum::<i32>()
+}
+
+/// The reference kernels: plain loops, exactly as the specification states them.
+mod scalar {
+    use super::*;
+
+    pub fn update(dst: &mut Half, src: &Half, add: &[&Half], sub: &[&Half]) {
+        dst.0 = src.0;
+        for row in add {
+            for (d, &r) in dst.0.iter_mut().zip(&row.0) {
+                *d = d.wrapping_add(r);
+            }
+        }
+        for row in sub {
+            for (d, &r) in dst.0.iter_mut().zip(&row.0) {
+                *d = d.wrapping_sub(r);
+            }
+        }
+    }
+
+    pub fn transform(us: &Half, them: &Half, out: &mut [u8; L1_IN]) {
+        let (first, second) = out.split_at_mut(HALF);
+        for (half, acc) in [(first, us), (second, them)] {
+            for (o, &a) in half.iter_mut().zip(&acc.0) {
+                *o = a.clamp(0, 127) as u8;
+            }
+        }
+    }
+
+    pub fn affine<const IN: usize, const W: usize>(
+        x: &[u8; IN],
+        w: &[i8; W],
+        bias: &[i32; HIDDEN],
+        out: &mut [i32; HIDDEN],
+    ) {
+        for (o, (row, &b)) in out.iter_mut().zip(w.chunks_exact(IN).zip(bias)) {
+            *o = b + row.iter().zip(x).map(|(&w, &x)| i32::from(w) * i32::from(x)).sum::<i32>();
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use std::arch::x86_64::*;
+
+    use super::*;
+
+    /// i16 lanes per 256-bit register.
+    const LANES: usize = 16;
+    /// Registers kept live per pass over the rows of an update: 4 × 16 = 64 lanes.
+    const BLOCK: usize = 4;
+
+    /// Fixed-count update; `A` and `S` are known at compile time so the row loops unroll.
+    ///
+    /// # Safety
+    /// The processor must support AVX2.
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn update<const A: usize, const S: usize>(
+        dst: &mut Half,
+        src: &Half,
+        add: [&Half; A],
+        sub: [&Half; S],
+    ) {
+        update_slices(dst, src, &add, &sub);
+    }
+
+    /// `dst = src + Σ add − Σ sub`, 64 lanes at a time so each block stays in registers
+    /// while every row is folded in.
+    ///
+    /// # Safety
+    /// The processor must support AVX2.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub unsafe fn update_slices(dst: &mut Half, src: &Half, add: &[&Half], sub: &[&Half]) {
+        for block in (0..HALF).step_by(LANES * BLOCK) {
+            // SAFETY: `block + LANES * j + LANES <= HALF` for every j < BLOCK, because HALF is a
+            // multiple of LANES * BLOCK; every pointer therefore addresses 16 lanes inside a
+            // 256-lane array, and the loads and stores are unaligned so alignment is not needed.
+            unsafe {
+                let load = |h: &Half, j: usize| {
+                    _mm256_loadu_si256(h.0.as_ptr().add(block + LANES * j).cast::<__m256i>())
+                };
+                let mut regs = [_mm256_setzero_si256(); BLOCK];
+                for (j, r) in regs.iter_mut().enumerate() {
+                    *r = load(src, j);
+                }
+                for row in add {
+                    for (j, r) in regs.iter_mut().enumerate() {
+                        *r = _mm256_add_epi16(*r, load(row, j));
+                    }
+                }
+                for row in sub {
+                    for (j, r) in regs.iter_mut().enumerate() {
+                        *r = _mm256_sub_epi16(*r, load(row, j));
+                    }
+                }
+                for (j, r) in regs.iter().enumerate() {
+                    _mm256_storeu_si256(
+                        dst.0.as_mut_ptr().add(block + LANES * j).cast::<__m256i>(),
+                        *r,
+                    );
+                }
+            }
+        }
+    }
+
+    /// Clamp both accumulators to 0..=127 and narrow to u8. `packs` saturates to i8 and
+    /// interleaves the 128-bit lanes; the 64-bit permute restores natural order.
+    ///
+    /// # Safety
+    /// The processor must support AVX2.
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn transform(us: &Half, them: &Half, out: &mut [u8; L1_IN]) {
+        let zero = _mm256_setzero_si256();
+        for (h, acc) in [us, them].into_iter().enumerate() {
+            for i in (0..HALF).step_by(2 * LANES) {
+                // SAFETY: `i + 2 * LANES <= HALF`, so both loads stay inside the 256-lane
+                // accumulator, and `h * HALF + i + 32 <= L1_IN` keeps the 32-byte store inside
+                // `out`. All accesses are unaligned.
+                unsafe {
+                    let a = _mm256_loadu_si256(acc.0.as_ptr().add(i).cast::<__m256i>());
+                    let b = _mm256_loadu_si256(acc.0.as_ptr().add(i + LANES).cast::<__m256i>());
+                    let packed = _mm256_max_epi8(_mm256_packs_epi16(a, b), zero);
+                    let ordered = _mm256_permute4x64_epi64::<0b11_01_10_00>(packed);
+                    _mm256_storeu_si256(
+                        out.as_mut_ptr().add(h * HALF + i).cast::<__m256i>(),
+                        ordered,
+                    );
+                }
+            }
+        }
+    }
+
+    /// `out = bias + W·x` with u8 inputs ≤ 127 and i8 weights: `maddubs` pair sums are at
+    /// most 2·127·128 = 32,512 in magnitude, so its saturation never triggers and the
+    /// result is the exact integer dot product (spec §6).
+    ///
+    /// # Safety
+    /// The processor must support AVX2. `IN` must be a multiple of 32 and `W == 32 * IN`.
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn affine<const IN: usize, const W: usize>(
+        x: &[u8; IN],
+        w: &[i8; W],
+        bias: &[i32; HIDDEN],
+        out: &mut [i32; HIDDEN],
+    ) {
+        const { assert!(IN.is_multiple_of(32) && W == HIDDEN * IN) };
+        let ones = _mm256_set1_epi16(1);
+        for o in (0..HIDDEN).step_by(4) {
+            let mut sums = [_mm256_setzero_si256(); 4];
+            for c in (0..IN).step_by(32) {
+                // SAFETY: `c + 32 <= IN`, so the input load stays in `x`; `(o + k) * IN + c + 32
+                // <= HIDDEN * IN = W` for k < 4, so each weight load stays in `w`. Unaligned.
+                unsafe {
+                    let xv = _mm256_loadu_si256(x.as_ptr().add(c).cast::<__m256i>());
+                    for (k, s) in sums.iter_mut().enumerate() {
+                        let wv =
+                            _mm256_loadu_si256(w.as_ptr().add((o + k) * IN + c).cast::<__m256i>());
+                        let pairs = _mm256_maddubs_epi16(xv, wv);
+                        *s = _mm256_add_epi32(*s, _mm256_madd_epi16(pairs, ones));
+                    }
+                }
+            }
+            // Horizontal sums of the four registers, one per output, in a single vector.
+            let h01 = _mm256_hadd_epi32(sums[0], sums[1]);
+            let h23 = _mm256_hadd_epi32(sums[2], sums[3]);
+            let h = _mm256_hadd_epi32(h01, h23);
+            let total = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256::<1>(h));
+            // SAFETY: `o + 4 <= HIDDEN`, so the 16-byte load and store stay in `bias` and `out`.
+            unsafe {
+                let b = _mm_loadu_si128(bias.as_ptr().add(o).cast::<__m128i>());
+                _mm_storeu_si128(
+                    out.as_mut_ptr().add(o).cast::<__m128i>(),
+                    _mm_add_epi32(total, b),
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,311 @@
+//! `nue train`: trains a HalfKP 256x2-32-32 net on the CPU and exports it in the
+//! Stockfish 12 format.
+//!
+//! The run: load the data (through the binary cache of [`data`]), shuffle it with the
+//! seed, hold out a validation set, fit the sigmoid scale to the game results, then train
+//! the float [`model::Model`] with Adam and a cosine learning-rate schedule. After every
+//! epoch it writes a checkpoint that `--resume` continues from, and the quantised net; at
+//! the end it names the net by its content hash and reports how far the integer net
+//! strays from the float model on the held-out positions.
+
+pub mod data;
+pub mod model;
+mod simd;
+
+use std::{
+    fs::File,
+    io::{BufReader, BufWriter, Read, Write},
+    path::{Path, PathBuf},
+    time::Instant,
+};
+
+use anyhow::{ensure, Context, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use rayon::prelude::*;
+use sha2::{Digest, Sha256};
+
+use self::{
+    data::{Batch, Packed},
+    model::{Loss, Model, StepParams},
+};
+use crate::{
+    nnue::{simd::Simd, to_internal, Network},
+    rng::Rng,
+};
+
+/// Options of `nue train`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct TrainArgs {
+    /// Training data: text files of `<fen> | <score> | <result>` lines, plain or gzip.
+    #[arg(long = "data", num_args = 1.., default_values = [
+        "../shared/data/sf15-d7-part1.txt.gz",
+        "../shared/data/sf15-d7-part2.txt.gz",
+        "../shared/data/sf15-d5-part3.txt.gz",
+    ])]
+    pub data: Vec<PathBuf>,
+    /// Folder for the checkpoint, the log and the exported nets.
+    #[arg(long, default_value = "runs/default")]
+    pub out: PathBuf,
+    /// Folder for the binary caches of the data files, shared between runs.
+    #[arg(long, default_value = "runs/cache")]
+    pub cache: PathBuf,
+    /// Passes over the training positions.
+    #[arg(long, default_value_t = 30)]
+    pub epochs: usize,
+    /// Positions per optimiser step.
+    #[arg(long, default_value_t = 16384)]
+    pub batch_size: usize,
+    /// Initial Adam learning rate.
+    #[arg(long, default_value_t = 1e-3)]
+    pub lr: f32,
+    /// Learning rate at the end of the cosine schedule, as a fraction of `--lr`.
+    #[arg(long, default_value_t = 0.02)]
+    pub final_lr: f32,
+    /// Target blend: 1.0 trains on search scores only, 0.0 on game results only.
+    #[arg(long, default_value_t = 0.75)]
+    pub lambda: f32,
+    /// Sigmoid scale in internal units (win probability = σ(eval/scale)); fitted to the
+    /// data's results when not given.
+    #[arg(long)]
+    pub scale: Option<f32>,
+    /// Positions held out for validation.
+    #[arg(long, default_value_t = 200_000)]
+    pub validation: usize,
+    /// Seed of the initial weights and of every shuffle: the same seed and data reproduce
+    /// the same net.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Continue from the checkpoint in `--out` instead of starting afresh.
+    #[arg(long)]
+    pub resume: bool,
+    /// Stop once this many epochs are done, leaving a checkpoint to `--resume` from; the
+    /// learning-rate schedule still spans `--epochs`, so a run split this way gives the
+    /// same net as one run straight through.
+    #[arg(long)]
+    pub stop_after: Option<usize>,
+    /// Worker threads (default: all cores).
+    #[arg(long)]
+    pub threads: Option<usize>,
+}
+
+/// What a finished run produced.
+#[derive(Debug)]
+pub struct TrainReport {
+    /// The exported net.
+    pub net: PathBuf,
+    /// Validation loss of the float model after the last epoch.
+    pub validation_loss: f64,
+    /// Mean and largest |integer − float| evaluation on held-out positions, internal units.
+    pub quantization_error: (f64, f64),
+}
+
+const CHECKPOINT_MAGIC: &[u8; 8] = b"NUECKPT1";
+
+/// Runs `nue train`.
+pub fn run(args: &TrainArgs) -> Result<TrainReport> {
+    if let Some(n) = args.threads {
+        // Ignore the error when a pool exists already (tests call `run` repeatedly).
+        let _ = rayon::ThreadPoolBuilder::new().num_threads(n).build_global();
+    }
+    ensure!(args.epochs > 0, "--epochs must be at least 1");
+    ensure!(args.batch_size > 0, "--batch-size must be at least 1");
+    ensure!((0.0..=1.0).contains(&args.lambda), "--lambda must lie in 0..=1");
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("cannot create {}", args.out.display()))?;
+
+    let mut all = data::load_all(&args.data, &args.cache)?;
+    Rng::new(args.seed).shuffle(&mut all);
+    let held = args.validation.min(all.len() / 10);
+    let (validation, training) = all.split_at(held);
+    ensure!(!training.is_empty(), "no positions left to train on");
+    eprintln!("{} training positions, {} held out", training.len(), validation.len());
+
+    let scale = match args.scale {
+        Some(s) => s,
+        None => {
+            let s = fit_scale(&training[..training.len().min(1_000_000)]);
+            eprintln!(
+                "fitted sigmoid scale: {s:.1} internal units (σ(eval/scale) ~ expected result)"
+            );
+            s
+        }
+    };
+
+    let checkpoint = args.out.join("checkpoint.bin");
+    let mut model = Model::new(args.seed);
+    let mut first_epoch = 0;
+    if args.resume && checkpoint.exists() {
+        first_epoch = load_checkpoint(&checkpoint, &mut model)?;
+        eprintln!("resuming after epoch {first_epoch} ({} steps)", model.steps);
+    }
+
+    let validation_batch = Batch::new(validation);
+    let steps_per_epoch = training.len().div_ceil(args.batch_size);
+    let total_steps = (steps_per_epoch * args.epochs) as f64;
+    let mut log =
+        std::fs::OpenOptions::new().create(true).append(true).open(args.out.join("log.tsv"))?;
+    if first_epoch == 0 {
+        writeln!(log, "epoch\ttrain_loss\tvalidation_loss\tlr\tseconds\tpositions_per_second")?;
+    }
+    let mut validation_loss = f64::NAN;
+    let last_epoch = args.stop_after.unwrap_or(args.epochs).min(args.epochs);
+    for epoch in first_epoch..last_epoch {
+        let start = Instant::now();
+        let mut order: Vec<u32> = (0..training.len() as u32).collect();
+        Rng::new(args.seed ^ (epoch as u64 + 1).wrapping_mul(0x9E37_79B9)).shuffle(&mut order);
+        let bar = progress_bar(training.len() as u64, epoch + 1, args.epochs);
+        let mut epoch_loss = Loss::default();
+        let mut lr = args.lr;
+        for (i, indices) in order.chunks(args.batch_size).enumerate() {
+            let positions: Vec<Packed> = indices.iter().map(|&j| training[j as usize]).collect();
+            let batch = Batch::new(&positions);
+            let progress = (epoch * steps_per_epoch + i) as f64 / total_steps;
+            lr = cosine(args.lr, args.lr * args.final_lr, progress);
+            let loss = model.train_step(&batch, StepParams { lr, lambda: args.lambda, scale });
+            epoch_loss.sum += loss.sum;
+            epoch_loss.count += loss.count;
+            bar.inc(indices.len() as u64);
+            bar.set_message(format!("loss {:.5}", epoch_loss.mean()));
+        }
+        bar.finish_and_clear();
+        let seconds = start.elapsed().as_secs_f64();
+        validation_loss = model.loss(&validation_batch, args.lambda, scale).mean();
+        let speed = training.len() as f64 / seconds;
+        eprintln!(
+            "epoch {:>3}/{}: train loss {:.5}, validation loss {:.5}, lr {:.2e}, {:.0} s, {:.0} positions/s",
+            epoch + 1,
+            args.epochs,
+            epoch_loss.mean(),
+            validation_loss,
+            lr,
+            seconds,
+            speed
+        );
+        writeln!(
+            log,
+            "{}\t{:.6}\t{:.6}\t{:.3e}\t{:.1}\t{:.0}",
+            epoch + 1,
+            epoch_loss.mean(),
+            validation_loss,
+            lr,
+            seconds,
+            speed
+        )?;
+        save_checkpoint(&checkpoint, &mut model, epoch + 1)?;
+        std::fs::write(args.out.join("latest.nnue"), model.quantize().to_bytes())?;
+    }
+
+    if last_epoch < args.epochs {
+        eprintln!("stopped after epoch {last_epoch} of {}: continue with --resume", args.epochs);
+    }
+    let net = model.quantize();
+    let bytes = net.to_bytes();
+    let path = args.out.join(net_name(&bytes));
+    std::fs::write(&path, &bytes).with_context(|| format!("cannot write {}", path.display()))?;
+    let quantization_error =
+        quantization_error(&model, &net, &validation[..validation.len().min(20_000)]);
+    eprintln!(
+        "exported {}: integer vs float evaluation on held-out positions: mean |diff| {:.2}, max {:.1} internal units",
+        path.display(),
+        quantization_error.0,
+        quantization_error.1
+    );
+    Ok(TrainReport { net: path, validation_loss, quantization_error })
+}
+
+/// `nn-<first 12 hex digits of sha256>.nnue`, the name Stockfish gives its nets.
+pub fn net_name(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
+    let hex: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
+    format!("nn-{hex}.nnue")
+}
+
+fn cosine(start: f32, end: f32, progress: f64) -> f32 {
+    let p = progress.clamp(0.0, 1.0);
+    end + (start - end) * (0.5 * (1.0 + (std::f64::consts::PI * p).cos())) as f32
+}
+
+fn progress_bar(len: u64, epoch: usize, epochs: usize) -> ProgressBar {
+    let bar = ProgressBar::new(len);
+    bar.set_style(
+        ProgressStyle::with_template(&format!(
+            "epoch {epoch}/{epochs} [{{bar:30}}] {{human_pos}}/{{human_len}} {{per_sec}} ETA {{eta}} {{msg}}"
+        ))
+        .expect("a valid template")
+        .progress_chars("=> "),
+    );
+    bar
+}
+
+/// The scale `s` minimising the cross-entropy between σ(score/s) and the game results:
+/// how many internal units make the data's scores "one logit" of winning chances.
+pub fn fit_scale(sample: &[Packed]) -> f32 {
+    let cost = |s: f64| -> f64 {
+        sample
+            .par_iter()
+            .map(|p| {
+                let q = (f64::from(p.score()) / s).clamp(-30.0, 30.0);
+                let y = f64::from(p.result());
+                // −[y ln σ(q) + (1−y) ln σ(−q)]
+                (1.0 + (-q).exp()).ln() + (1.0 - y) * q
+            })
+            .sum::<f64>()
+    };
+    // Golden-section search on ln s over 50..5000 internal units.
+    let (mut a, mut b) = (50f64.ln(), 5000f64.ln());
+    let r = (5f64.sqrt() - 1.0) / 2.0;
+    for _ in 0..40 {
+        let (c, d) = (b - r * (b - a), a + r * (b - a));
+        if cost(c.exp()) < cost(d.exp()) {
+            b = d;
+        } else {
+            a = c;
+        }
+    }
+    ((a + b) / 2.0).exp() as f32
+}
+
+/// Mean and largest |integer − float| over `positions`, in internal units.
+pub fn quantization_error(model: &Model, net: &Network, positions: &[Packed]) -> (f64, f64) {
+    let simd = Simd::detect();
+    let diffs: Vec<f64> = positions
+        .par_iter()
+        .map(|p| {
+            let (features, n) = p.features();
+            let float = model.evaluate(&features, n);
+            let int = to_internal(net.evaluate(simd, &p.board(), p.turn()));
+            (f64::from(int) - f64::from(float)).abs()
+        })
+        .collect();
+    let mean = diffs.iter().sum::<f64>() / diffs.len().max(1) as f64;
+    (mean, diffs.iter().copied().fold(0.0, f64::max))
+}
+
+fn save_checkpoint(path: &Path, model: &mut Model, epochs_done: usize) -> Result<()> {
+    let tmp = path.with_extension("tmp");
+    let mut w = BufWriter::new(File::create(&tmp)?);
+    w.write_all(CHECKPOINT_MAGIC)?;
+    w.write_all(&(epochs_done as u64).to_le_bytes())?;
+    w.write_all(&model.steps.to_le_bytes())?;
+    for part in model.state_mut() {
+        w.write_all(bytemuck::cast_slice(part))?;
+    }
+    w.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+    std::fs::rename(&tmp, path)?;
+    Ok(())
+}
+
+fn load_checkpoint(path: &Path, model: &mut Model) -> Result<usize> {
+    let mut r = BufReader::new(File::open(path)?);
+    let mut header = [0u8; 24];
+    r.read_exact(&mut header)?;
+    ensure!(&header[..8] == CHECKPOINT_MAGIC, "{} is not a nue checkpoint", path.display());
+    let epochs_done = u64::from_le_bytes(header[8..16].try_into().expect("8 bytes")) as usize;
+    model.steps = u64::from_le_bytes(header[16..24].try_into().expect("8 bytes"));
+    for part in model.state_mut() {
+        r.read_exact(bytemuck::cast_slice_mut(part))
+            .with_context(|| format!("{} is truncated", path.display()))?;
+    }
+    model.after_load();
+    Ok(epochs_done)
+}

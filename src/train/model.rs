@@ -1,0 +1,674 @@
+//! The float model of HalfKP 256x2-32-32-1, its training step, and quantisation into the
+//! integer network.
+//!
+//! Layout. The feature transformer has 41,024 real inputs plus the factoriser's 64 "HalfK"
+//! and 640 "P" virtual inputs (spec §10.3). Its weights are stored in eight column
+//! chunks of 32 lanes (`[chunk][row][32]`), so the sparse backward pass and the optimiser
+//! can run on the chunks in parallel without sharing a byte. The forward pass reads the
+//! coalesced rows `E[f] = W[f] + W[K(f)] + W[P(f)]`, rebuilt after every step, so each
+//! active feature costs one row, as in inference.
+//!
+//! Because every feature of a perspective shares its king block, the factoriser's
+//! gradients follow from the real ones: `dK[k] = Σ_{f in block k} dW[f]` (the K input's
+//! value is the piece count) and `dP[p] = Σ_k dW[641k + 1 + p]`.
+//!
+//! The hidden layers keep their weights input-major (`w[i][o]`) so that a zero input, which
+//! half of them are after the clamp, is skipped in both directions. Every vector is a
+//! `[f32; 32]`, which LLVM keeps in registers and vectorises (see [`super::simd`]).
+
+// Lane loops index several arrays in lockstep; iterator chains would hide that.
+#![allow(clippy::needless_range_loop)]
+
+use arrayvec::ArrayVec;
+use bytemuck::{Pod, Zeroable};
+use rayon::prelude::*;
+
+use super::{data::Batch, simd};
+use crate::{
+    nnue::{
+        features::{BLOCK, INPUTS, MAX_ACTIVE, PIECE_SQUARES},
+        simd::{HIDDEN, L1_IN},
+        Aligned, Half, Network, DESCRIPTION, HALF,
+    },
+    rng::Rng,
+};
+
+/// Columns per feature-transformer chunk, and the width of each hidden layer.
+pub const LANES: usize = 32;
+/// Number of column chunks: 256 / 32.
+pub const CHUNKS: usize = HALF / LANES;
+/// First HalfK virtual input.
+pub const K_BASE: usize = INPUTS;
+/// Number of virtual inputs: 64 HalfK and 640 P.
+pub const VIRTUAL: usize = 64 + PIECE_SQUARES;
+/// All feature-transformer inputs while training.
+pub const FT_ROWS: usize = INPUTS + VIRTUAL;
+/// Internal units per unit of float output (`kPonanzaConstant`, spec §10.1).
+pub const OUTPUT_SCALE: f32 = 600.0;
+
+/// Hidden weights must fit an i8 after ×64 (spec §10.2).
+const HIDDEN_WEIGHT_LIMIT: f32 = 127.0 / 64.0;
+/// Output weights must fit an i8 after ×9600/127.
+const OUTPUT_WEIGHT_LIMIT: f32 = 127.0 * 127.0 / 9600.0;
+/// Each of the three summands of a coalesced FT weight stays within a third of what an
+/// i16 holds after ×127, so their sum always fits.
+const FT_WEIGHT_LIMIT: f32 = 32767.0 / 127.0 / 3.0;
+
+/// 32 floats: one chunk of an accumulator, or one hidden layer.
+pub type Lanes = [f32; LANES];
+
+const _: () = assert!(HIDDEN == LANES && L1_IN == 2 * CHUNKS * LANES);
+
+/// The feature-transformer biases and the three layers after the transformer.
+#[derive(Clone, Copy, Pod, Zeroable)]
+#[repr(C)]
+pub struct Dense {
+    ft_b: [Lanes; CHUNKS],
+    /// Input-major: `l1_w[i]` holds the 32 weights leaving input i.
+    l1_w: [Lanes; L1_IN],
+    l1_b: Lanes,
+    l2_w: [Lanes; HIDDEN],
+    l2_b: Lanes,
+    out_w: Lanes,
+    out_b: f32,
+}
+
+impl Dense {
+    fn as_slice(&self) -> &[f32] {
+        bytemuck::cast_slice(std::slice::from_ref(self))
+    }
+    fn as_mut_slice(&mut self) -> &mut [f32] {
+        bytemuck::cast_slice_mut(std::slice::from_mut(self))
+    }
+}
+
+/// Hyper-parameters of one optimiser step.
+#[derive(Clone, Copy, Debug)]
+pub struct StepParams {
+    /// Learning rate of this step.
+    pub lr: f32,
+    /// Blend between the search score (1.0) and the game result (0.0) as the target.
+    pub lambda: f32,
+    /// Sigmoid scale in internal units: win probability = σ(eval / scale).
+    pub scale: f32,
+}
+
+/// Adam's constants and the bias-corrected step size of the current step.
+#[derive(Clone, Copy)]
+pub struct Adam {
+    lr: f32,
+}
+
+impl Adam {
+    const BETA1: f32 = 0.9;
+    const BETA2: f32 = 0.999;
+    const EPS: f32 = 1e-8;
+
+    fn new(lr: f32, step: u64) -> Adam {
+        let t = step as f64;
+        let correction =
+            (1.0 - f64::from(Self::BETA2).powf(t)).sqrt() / (1.0 - f64::from(Self::BETA1).powf(t));
+        Adam { lr: (f64::from(lr) * correction) as f32 }
+    }
+
+    #[inline(always)]
+    fn update(self, w: &mut f32, g: f32, m: &mut f32, v: &mut f32, limit: f32) {
+        *m = Self::BETA1 * *m + (1.0 - Self::BETA1) * g;
+        *v = Self::BETA2 * *v + (1.0 - Self::BETA2) * g * g;
+        *w = (*w - self.lr * *m / (v.sqrt() + Self::EPS)).clamp(-limit, limit);
+    }
+
+    #[inline(always)]
+    fn update_lanes(self, w: &mut Lanes, g: &Lanes, m: &mut Lanes, v: &mut Lanes, limit: f32) {
+        for j in 0..LANES {
+            self.update(&mut w[j], g[j], &mut m[j], &mut v[j], limit);
+        }
+    }
+}
+
+/// One column chunk of the feature transformer with its optimiser state.
+#[derive(Clone)]
+pub struct Chunk {
+    /// Trained weights: the real rows, then the virtual ones.
+    pub weights: Vec<Lanes>,
+    /// Coalesced real rows read by the forward pass.
+    coalesced: Vec<Lanes>,
+    /// Gradient of the real rows in the current batch.
+    grad: Vec<Lanes>,
+    /// Adam's first and second moments.
+    m: Vec<Lanes>,
+    v: Vec<Lanes>,
+}
+
+/// The float network plus Adam state.
+#[derive(Clone)]
+pub struct Model {
+    /// The feature transformer in column chunks.
+    pub chunks: Vec<Chunk>,
+    /// Everything after the feature transformer's weights.
+    pub dense: Box<Dense>,
+    dense_m: Box<Dense>,
+    dense_v: Box<Dense>,
+    /// Optimiser steps taken.
+    pub steps: u64,
+    /// Per-position accumulator gradients of the current batch (reused between steps).
+    scratch: Vec<[Lanes; 2 * CHUNKS]>,
+}
+
+/// Loss of a set of positions: the sum over positions of `CE(target, prediction) −
+/// H(target)`, which is zero for a perfect prediction.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Loss {
+    /// Sum of per-position losses.
+    pub sum: f64,
+    /// Number of positions.
+    pub count: usize,
+}
+
+impl Loss {
+    /// The mean loss.
+    pub fn mean(&self) -> f64 {
+        self.sum / self.count.max(1) as f64
+    }
+    /// Adds another set's loss.
+    pub fn add(&mut self, other: Loss) {
+        self.sum += other.sum;
+        self.count += other.count;
+    }
+}
+
+#[inline]
+fn sigmoid(x: f32) -> f32 {
+    1.0 / (1.0 + (-x).exp())
+}
+
+#[inline(always)]
+fn add(acc: &mut Lanes, x: &Lanes) {
+    for j in 0..LANES {
+        acc[j] += x[j];
+    }
+}
+
+#[inline(always)]
+fn axpy(y: &mut Lanes, a: f32, x: &Lanes) {
+    for j in 0..LANES {
+        y[j] += a * x[j];
+    }
+}
+
+/// Dot product with eight independent partial sums: a fixed order, so results reproduce,
+/// and a shape the compiler keeps in one vector register.
+#[inline(always)]
+fn dot(a: &Lanes, b: &Lanes) -> f32 {
+    let mut s = [0f32; 8];
+    for j in 0..LANES {
+        s[j % 8] += a[j] * b[j];
+    }
+    s.iter().sum()
+}
+
+#[inline(always)]
+fn clamp01(x: f32) -> f32 {
+    x.clamp(0.0, 1.0)
+}
+
+/// Derivative of the clamp: 1 strictly inside (0, 1), else 0.
+#[inline(always)]
+fn inside(x: f32) -> bool {
+    x > 0.0 && x < 1.0
+}
+
+/// Binary cross-entropy of prediction `q` (a logit) against target probability `p`, minus
+/// the target's entropy.
+fn relative_entropy(p: f32, q: f32) -> f64 {
+    let (p, q) = (f64::from(p), f64::from(q));
+    let log_sig = -(1.0 + (-q).exp()).ln(); // ln σ(q)
+    let log_sig_neg = log_sig - q; // ln σ(−q)
+    let h = |x: f64| {
+        if x <= 0.0 || x >= 1.0 {
+            0.0
+        } else {
+            -(x * x.ln() + (1.0 - x) * (1.0 - x).ln())
+        }
+    };
+    -(p * log_sig + (1.0 - p) * log_sig_neg) - h(p)
+}
+
+/// The target probability of a position: λ·σ(score/scale) + (1−λ)·result.
+#[inline]
+pub fn target(score: f32, result: f32, lambda: f32, scale: f32) -> f32 {
+    lambda * sigmoid(score / scale) + (1.0 - lambda) * result
+}
+
+/// Activations of one position, kept for the backward pass. `acc` holds both
+/// accumulators before the clamp, side to move first.
+struct Activations {
+    acc: [Lanes; 2 * CHUNKS],
+    z1: Lanes,
+    h1: Lanes,
+    z2: Lanes,
+    h2: Lanes,
+    out: f32,
+}
+
+impl Model {
+    /// A freshly initialised model: uniform weights of the usual fan-in scale, virtual
+    /// factoriser inputs at zero (so the coalesced net starts as the plain one).
+    pub fn new(seed: u64) -> Model {
+        let mut rng = Rng::new(seed);
+        let mut uniform = |bound: f32| (rng.unit_f32() * 2.0 - 1.0) * bound;
+        // An accumulator sums about 30 rows; scale them so it starts around ±0.5.
+        let ft_bound = 0.5 / (MAX_ACTIVE as f32).sqrt();
+        let mut rows = vec![[[0f32; LANES]; CHUNKS]; FT_ROWS];
+        for row in &mut rows[..INPUTS] {
+            row.iter_mut().flatten().for_each(|w| *w = uniform(ft_bound));
+        }
+        let mut dense = Box::new(Dense::zeroed());
+        dense.ft_b.iter_mut().flatten().for_each(|b| *b = 0.25 + uniform(0.25));
+        let bound = 1.0 / (L1_IN as f32).sqrt();
+        dense.l1_w.iter_mut().flatten().for_each(|w| *w = uniform(bound));
+        let bound = 1.0 / (HIDDEN as f32).sqrt();
+        dense.l2_w.iter_mut().flatten().for_each(|w| *w = uniform(bound));
+        dense.out_w.iter_mut().for_each(|w| *w = uniform(bound));
+        let chunks = (0..CHUNKS)
+            .map(|c| {
+                let mut chunk = Chunk {
+                    weights: rows.iter().map(|r| r[c]).collect(),
+                    coalesced: vec![[0f32; LANES]; INPUTS],
+                    grad: vec![[0f32; LANES]; INPUTS],
+                    m: vec![[0f32; LANES]; FT_ROWS],
+                    v: vec![[0f32; LANES]; FT_ROWS],
+                };
+                chunk.coalesce();
+                chunk
+            })
+            .collect();
+        Model {
+            chunks,
+            dense,
+            dense_m: Box::new(Dense::zeroed()),
+            dense_v: Box::new(Dense::zeroed()),
+            steps: 0,
+            scratch: Vec::new(),
+        }
+    }
+
+    /// Forward pass of one position: FT bias plus the coalesced rows of each perspective's
+    /// features, then the dense layers.
+    #[inline(always)]
+    fn forward(&self, features: &[[u16; MAX_ACTIVE]; 2], count: usize) -> Activations {
+        let d = &*self.dense;
+        let mut acc = [[0f32; LANES]; 2 * CHUNKS];
+        for (side, list) in features.iter().enumerate() {
+            for (c, chunk) in self.chunks.iter().enumerate() {
+                let mut sum = d.ft_b[c];
+                for &f in &list[..count] {
+                    add(&mut sum, &chunk.coalesced[usize::from(f)]);
+                }
+                acc[side * CHUNKS + c] = sum;
+            }
+        }
+        let mut z1 = d.l1_b;
+        for (i, &x) in acc.iter().flatten().enumerate() {
+            let x = clamp01(x);
+            if x != 0.0 {
+                axpy(&mut z1, x, &d.l1_w[i]);
+            }
+        }
+        let h1 = z1.map(clamp01);
+        let mut z2 = d.l2_b;
+        for (i, &x) in h1.iter().enumerate() {
+            if x != 0.0 {
+                axpy(&mut z2, x, &d.l2_w[i]);
+            }
+        }
+        let h2 = z2.map(clamp01);
+        let out = d.out_b + dot(&d.out_w, &h2);
+        Activations { acc, z1, h1, z2, h2, out }
+    }
+
+    /// Evaluates one position (feature lists, side to move first) in internal units.
+    pub fn evaluate(&self, features: &[[u16; MAX_ACTIVE]; 2], count: usize) -> f32 {
+        simd::evaluate(self, features, count)
+    }
+
+    #[inline(always)]
+    pub(super) fn evaluate_impl(&self, features: &[[u16; MAX_ACTIVE]; 2], count: usize) -> f32 {
+        self.forward(features, count).out * OUTPUT_SCALE
+    }
+
+    /// Loss of a batch without training on it.
+    pub fn loss(&self, batch: &Batch, lambda: f32, scale: f32) -> Loss {
+        (0..batch.len())
+            .into_par_iter()
+            .map(|i| {
+                let out = self.evaluate(&batch.features[i], usize::from(batch.counts[i]));
+                let p = target(batch.scores[i], batch.results[i], lambda, scale);
+                Loss { sum: relative_entropy(p, out / scale), count: 1 }
+            })
+            .reduce(Loss::default, |mut a, b| {
+                a.add(b);
+                a
+            })
+    }
+
+    /// Forward and backward pass of positions `range` of `batch`: returns their loss and
+    /// the gradient of the dense parameters, and writes each position's accumulator
+    /// gradient into `d_acc`.
+    #[inline(always)]
+    pub(super) fn backward_slice(
+        &self,
+        batch: &Batch,
+        range: std::ops::Range<usize>,
+        d_acc: &mut [[Lanes; 2 * CHUNKS]],
+        params: StepParams,
+        inv_batch: f32,
+        l1_wt: &[[Lanes; 2 * CHUNKS]; HIDDEN],
+    ) -> (Loss, Box<Dense>) {
+        let d = &*self.dense;
+        let mut g = Box::new(Dense::zeroed());
+        let mut loss = Loss::default();
+        for (i, da) in range.zip(d_acc.iter_mut()) {
+            let a = self.forward(&batch.features[i], usize::from(batch.counts[i]));
+
+            // Loss on win probability: prediction σ(600·out/scale) against the blended target.
+            let q = a.out * OUTPUT_SCALE / params.scale;
+            let p = target(batch.scores[i], batch.results[i], params.lambda, params.scale);
+            loss.add(Loss { sum: relative_entropy(p, q), count: 1 });
+            let d_out = (sigmoid(q) - p) * OUTPUT_SCALE / params.scale * inv_batch;
+
+            g.out_b += d_out;
+            axpy(&mut g.out_w, d_out, &a.h2);
+            let d_z2: Lanes =
+                std::array::from_fn(|o| if inside(a.z2[o]) { d_out * d.out_w[o] } else { 0.0 });
+            add(&mut g.l2_b, &d_z2);
+            let mut d_z1 = [0f32; LANES];
+            for k in 0..HIDDEN {
+                if a.h1[k] != 0.0 {
+                    axpy(&mut g.l2_w[k], a.h1[k], &d_z2);
+                }
+                if inside(a.z1[k]) {
+                    d_z1[k] = dot(&d.l2_w[k], &d_z2);
+                }
+            }
+            add(&mut g.l1_b, &d_z1);
+            for (c, x) in a.acc.iter().enumerate() {
+                for j in 0..LANES {
+                    let l0 = clamp01(x[j]);
+                    if l0 != 0.0 {
+                        axpy(&mut g.l1_w[c * LANES + j], l0, &d_z1);
+                    }
+                }
+            }
+            // The accumulator gradient W1ᵀ·dz1, as a sum of output-major rows so that no
+            // horizontal sums are needed; outputs with a zero gradient are skipped.
+            let live: ArrayVec<usize, HIDDEN> = (0..HIDDEN).filter(|&o| d_z1[o] != 0.0).collect();
+            for (c, (x, dx)) in a.acc.iter().zip(da.iter_mut()).enumerate() {
+                let mut sum = [0f32; LANES];
+                for &o in &live {
+                    axpy(&mut sum, d_z1[o], &l1_wt[o][c]);
+                }
+                for j in 0..LANES {
+                    if !inside(x[j]) {
+                        sum[j] = 0.0;
+                    }
+                }
+                *dx = sum;
+            }
+            for c in 0..CHUNKS {
+                add(&mut g.ft_b[c], &da[c]);
+                add(&mut g.ft_b[c], &da[CHUNKS + c]);
+            }
+        }
+        (loss, g)
+    }
+
+    /// One optimiser step on `batch`; returns the batch loss (before the step).
+    pub fn train_step(&mut self, batch: &Batch, params: StepParams) -> Loss {
+        const SLICES: usize = 64;
+        let n = batch.len();
+        let inv_batch = 1.0 / n as f32;
+        let slice_len = n.div_ceil(SLICES).max(1);
+        let mut d_acc = std::mem::take(&mut self.scratch);
+        d_acc.resize(n, [[0f32; LANES]; 2 * CHUNKS]);
+
+        // 1. Forward and dense backward, in fixed slices summed in order so that a seed
+        //    reproduces a run whatever the thread count.
+        let mut l1_wt = Box::new([[[0f32; LANES]; 2 * CHUNKS]; HIDDEN]);
+        for (i, row) in self.dense.l1_w.iter().enumerate() {
+            for (o, &w) in row.iter().enumerate() {
+                l1_wt[o][i / LANES][i % LANES] = w;
+            }
+        }
+        let l1_wt = &*l1_wt;
+        let this = &*self;
+        let parts: Vec<(Loss, Box<Dense>)> = d_acc
+            .par_chunks_mut(slice_len)
+            .enumerate()
+            .map(|(s, da)| {
+                let start = s * slice_len;
+                simd::backward_slice(
+                    this,
+                    batch,
+                    start..start + da.len(),
+                    da,
+                    params,
+                    inv_batch,
+                    l1_wt,
+                )
+            })
+            .collect();
+        let mut loss = Loss::default();
+        let mut grad = Box::new(Dense::zeroed());
+        for (l, g) in parts {
+            loss.add(l);
+            for (a, b) in grad.as_mut_slice().iter_mut().zip(g.as_slice()) {
+                *a += b;
+            }
+        }
+
+        // 2. Rows touched by this batch, in ascending order.
+        let mut touched = vec![false; INPUTS];
+        for (f, &count) in batch.features.iter().zip(&batch.counts) {
+            for side in f {
+                for &i in &side[..usize::from(count)] {
+                    touched[usize::from(i)] = true;
+                }
+            }
+        }
+        let rows: Vec<usize> = (0..INPUTS).filter(|&i| touched[i]).collect();
+
+        // 3. Sparse backward into the transformer, Adam, coalescing: a task per chunk.
+        self.steps += 1;
+        let adam = Adam::new(params.lr, self.steps);
+        let (features, counts) = (&batch.features, &batch.counts);
+        self.chunks.par_iter_mut().enumerate().for_each(|(c, chunk)| {
+            simd::update_chunk(chunk, c, features, counts, &d_acc, &rows, adam);
+        });
+
+        // 4. Dense parameters, clipped to what the quantised format holds.
+        let (w, m, v) = (&mut *self.dense, &mut *self.dense_m, &mut *self.dense_v);
+        for c in 0..CHUNKS {
+            adam.update_lanes(
+                &mut w.ft_b[c],
+                &grad.ft_b[c],
+                &mut m.ft_b[c],
+                &mut v.ft_b[c],
+                FT_WEIGHT_LIMIT,
+            );
+        }
+        for i in 0..L1_IN {
+            adam.update_lanes(
+                &mut w.l1_w[i],
+                &grad.l1_w[i],
+                &mut m.l1_w[i],
+                &mut v.l1_w[i],
+                HIDDEN_WEIGHT_LIMIT,
+            );
+        }
+        for i in 0..HIDDEN {
+            adam.update_lanes(
+                &mut w.l2_w[i],
+                &grad.l2_w[i],
+                &mut m.l2_w[i],
+                &mut v.l2_w[i],
+                HIDDEN_WEIGHT_LIMIT,
+            );
+        }
+        let unbounded = f32::INFINITY;
+        adam.update_lanes(&mut w.l1_b, &grad.l1_b, &mut m.l1_b, &mut v.l1_b, unbounded);
+        adam.update_lanes(&mut w.l2_b, &grad.l2_b, &mut m.l2_b, &mut v.l2_b, unbounded);
+        adam.update_lanes(
+            &mut w.out_w,
+            &grad.out_w,
+            &mut m.out_w,
+            &mut v.out_w,
+            OUTPUT_WEIGHT_LIMIT,
+        );
+        adam.update(&mut w.out_b, grad.out_b, &mut m.out_b, &mut v.out_b, unbounded);
+        self.scratch = d_acc;
+        loss
+    }
+
+    /// Quantises into the integer network (spec §10.2), folding the factoriser in.
+    pub fn quantize(&self) -> Box<Network> {
+        let d = &*self.dense;
+        let q16 = |x: f32| (x * 127.0).round().clamp(-32768.0, 32767.0) as i16;
+        let q8 = |x: f32, s: f32| (x * s).round().clamp(-128.0, 127.0) as i8;
+        let q32 = |x: f32, s: f32| (f64::from(x) * f64::from(s)).round() as i32;
+
+        let mut ft_bias = Half([0; HALF]);
+        for (o, &b) in ft_bias.0.iter_mut().zip(d.ft_b.iter().flatten()) {
+            *o = q16(b);
+        }
+        let mut ft_weights = vec![Half([0; HALF]); INPUTS].into_boxed_slice();
+        for (c, chunk) in self.chunks.iter().enumerate() {
+            for (row, dst) in ft_weights.iter_mut().enumerate() {
+                if row % BLOCK == 0 {
+                    continue; // the unused slot of each king block stays zero
+                }
+                for j in 0..LANES {
+                    dst.0[c * LANES + j] = q16(chunk.coalesced[row][j]);
+                }
+            }
+        }
+        let mut l1_weights = Box::new(Aligned([0i8; HIDDEN * L1_IN]));
+        for (i, row) in d.l1_w.iter().enumerate() {
+            for (o, &w) in row.iter().enumerate() {
+                l1_weights.0[o * L1_IN + i] = q8(w, 64.0);
+            }
+        }
+        let mut l2_weights = Aligned([0i8; HIDDEN * HIDDEN]);
+        for (i, row) in d.l2_w.iter().enumerate() {
+            for (o, &w) in row.iter().enumerate() {
+                l2_weights.0[o * HIDDEN + i] = q8(w, 64.0);
+            }
+        }
+        // The integer layers floor with `>> 6`; half a step (32) in the bias makes that a
+        // rounding, so the quantised activations carry no systematic downward bias.
+        let hidden_bias = |b: f32| q32(b, 64.0 * 127.0) + 32;
+        let out_scale = OUTPUT_SCALE * 16.0;
+        Box::new(Network {
+            description: DESCRIPTION.to_string(),
+            ft_bias,
+            ft_weights,
+            l1_bias: d.l1_b.map(hidden_bias),
+            l1_weights,
+            l2_bias: d.l2_b.map(hidden_bias),
+            l2_weights,
+            out_bias: q32(d.out_b, out_scale),
+            out_weights: d.out_w.map(|w| q8(w, out_scale / 127.0)),
+        })
+    }
+
+    /// Every float of the model and its optimiser state, in a fixed order (checkpoints).
+    pub fn state_mut(&mut self) -> Vec<&mut [f32]> {
+        let mut parts: Vec<&mut [f32]> = Vec::new();
+        for c in &mut self.chunks {
+            parts.push(bytemuck::cast_slice_mut(&mut c.weights));
+            parts.push(bytemuck::cast_slice_mut(&mut c.m));
+            parts.push(bytemuck::cast_slice_mut(&mut c.v));
+        }
+        parts.push(self.dense.as_mut_slice());
+        parts.push(self.dense_m.as_mut_slice());
+        parts.push(self.dense_v.as_mut_slice());
+        parts
+    }
+
+    /// Rebuilds derived data after the state was overwritten (loading a checkpoint).
+    pub fn after_load(&mut self) {
+        self.chunks.par_iter_mut().for_each(Chunk::coalesce);
+    }
+}
+
+impl Chunk {
+    /// Adds each position's accumulator gradient (lanes of chunk `c`) into the rows of
+    /// its active features.
+    #[inline(always)]
+    pub(super) fn backward(
+        &mut self,
+        c: usize,
+        features: &[[[u16; MAX_ACTIVE]; 2]],
+        counts: &[u8],
+        d_acc: &[[Lanes; 2 * CHUNKS]],
+    ) {
+        for ((f, &count), da) in features.iter().zip(counts).zip(d_acc) {
+            for (side, list) in f.iter().enumerate() {
+                // A local copy: LLVM cannot see that `d_acc` and `self.grad` are disjoint
+                // once this is inlined, and would add lane by lane.
+                let src: Lanes = da[side * CHUNKS + c];
+                for &feature in &list[..usize::from(count)] {
+                    add(&mut self.grad[usize::from(feature)], &src);
+                }
+            }
+        }
+    }
+
+    /// Applies Adam to the touched real `rows` and to every factoriser row, whose
+    /// gradients are derived here from the real ones; clears the gradient.
+    #[inline(always)]
+    pub(super) fn step(&mut self, rows: &[usize], adam: Adam) {
+        let mut virt = vec![[0f32; LANES]; VIRTUAL];
+        for &row in rows {
+            let (k, slot) = (row / BLOCK, row % BLOCK);
+            let g = self.grad[row];
+            add(&mut virt[k], &g);
+            add(&mut virt[64 + slot - 1], &g);
+        }
+        for &row in rows {
+            adam.update_lanes(
+                &mut self.weights[row],
+                &self.grad[row],
+                &mut self.m[row],
+                &mut self.v[row],
+                FT_WEIGHT_LIMIT,
+            );
+            self.grad[row] = [0.0; LANES];
+        }
+        for (j, g) in virt.iter().enumerate() {
+            let row = K_BASE + j;
+            adam.update_lanes(
+                &mut self.weights[row],
+                g,
+                &mut self.m[row],
+                &mut self.v[row],
+                FT_WEIGHT_LIMIT,
+            );
+        }
+    }
+
+    /// `E[f] = W[f] + W[K(f)] + W[P(f)]` for every real row.
+    #[inline(always)]
+    pub(super) fn coalesce(&mut self) {
+        let (real, virt) = self.weights.split_at(K_BASE);
+        for (row, (dst, w)) in self.coalesced.iter_mut().zip(real).enumerate() {
+            let (k, slot) = (row / BLOCK, row % BLOCK);
+            let mut e = *w;
+            if slot != 0 {
+                add(&mut e, &virt[k]);
+                add(&mut e, &virt[64 + slot - 1]);
+            }
+            *dst = e;
+        }
+    }
+}

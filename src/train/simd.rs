@@ -1,0 +1,114 @@
+//! The trainer's hot loops, compiled twice: for the baseline x86-64 and, behind
+//! `#[target_feature(enable = "avx2")]`, for processors with AVX2, where LLVM vectorises
+//! the same source 256 bits wide. The bodies live in [`super::model`] as
+//! `#[inline(always)]` functions; this module only picks the version, once per call of a
+//! batch-sized piece of work. Both versions compute the same floats in the same order.
+
+use std::ops::Range;
+
+use super::{
+    data::Batch,
+    model::{Adam, Chunk, Dense, Lanes, Loss, Model, StepParams, CHUNKS},
+};
+use crate::nnue::{
+    features::MAX_ACTIVE,
+    simd::{Simd, HIDDEN},
+};
+
+fn use_avx2() -> bool {
+    Simd::avx2().is_some()
+}
+
+/// Forward and dense backward pass of a slice of a batch.
+pub fn backward_slice(
+    model: &Model,
+    batch: &Batch,
+    range: Range<usize>,
+    d_acc: &mut [[Lanes; 2 * CHUNKS]],
+    params: StepParams,
+    inv_batch: f32,
+    l1_wt: &[[Lanes; 2 * CHUNKS]; HIDDEN],
+) -> (Loss, Box<Dense>) {
+    #[cfg(target_arch = "x86_64")]
+    if use_avx2() {
+        // SAFETY: `use_avx2` confirmed that this processor supports AVX2.
+        return unsafe {
+            avx2::backward_slice(model, batch, range, d_acc, params, inv_batch, l1_wt)
+        };
+    }
+    model.backward_slice(batch, range, d_acc, params, inv_batch, l1_wt)
+}
+
+/// Sparse backward pass, optimiser step and coalescing of one column chunk.
+pub fn update_chunk(
+    chunk: &mut Chunk,
+    c: usize,
+    features: &[[[u16; MAX_ACTIVE]; 2]],
+    counts: &[u8],
+    d_acc: &[[Lanes; 2 * CHUNKS]],
+    rows: &[usize],
+    adam: Adam,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if use_avx2() {
+        // SAFETY: `use_avx2` confirmed that this processor supports AVX2.
+        return unsafe { avx2::update_chunk(chunk, c, features, counts, d_acc, rows, adam) };
+    }
+    chunk.backward(c, features, counts, d_acc);
+    chunk.step(rows, adam);
+    chunk.coalesce();
+}
+
+/// Float evaluation of one position, internal units.
+pub fn evaluate(model: &Model, features: &[[u16; MAX_ACTIVE]; 2], count: usize) -> f32 {
+    #[cfg(target_arch = "x86_64")]
+    if use_avx2() {
+        // SAFETY: `use_avx2` confirmed that this processor supports AVX2.
+        return unsafe { avx2::evaluate(model, features, count) };
+    }
+    model.evaluate_impl(features, count)
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use super::*;
+
+    /// # Safety
+    /// The processor must support AVX2.
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn backward_slice(
+        model: &Model,
+        batch: &Batch,
+        range: Range<usize>,
+        d_acc: &mut [[Lanes; 2 * CHUNKS]],
+        params: StepParams,
+        inv_batch: f32,
+        l1_wt: &[[Lanes; 2 * CHUNKS]; HIDDEN],
+    ) -> (Loss, Box<Dense>) {
+        model.backward_slice(batch, range, d_acc, params, inv_batch, l1_wt)
+    }
+
+    /// # Safety
+    /// The processor must support AVX2.
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn update_chunk(
+        chunk: &mut Chunk,
+        c: usize,
+        features: &[[[u16; MAX_ACTIVE]; 2]],
+        counts: &[u8],
+        d_acc: &[[Lanes; 2 * CHUNKS]],
+        rows: &[usize],
+        adam: Adam,
+    ) {
+        chunk.backward(c, features, counts, d_acc);
+        chunk.step(rows, adam);
+        chunk.coalesce();
+    }
+
+    /// # Safety
+    /// The processor must support AVX2.
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn evaluate(model: &Model, features: &[[u16; MAX_ACTIVE]; 2], count: usize) -> f32 {
+        model.evaluate_impl(features, count)
+    }
+}

@@ -1,0 +1,50 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use std::{path::PathBuf, sync::OnceLock};
+
+use nue::nnue::Network;
+use shakmaty::{fen::Fen, CastlingMode, Chess};
+
+/// `../shared/reference/`, beside the project root: Stockfish 12's net and its test vectors.
+pub fn reference_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/reference")
+}
+
+/// Stockfish 12's default net, loaded once per test binary.
+pub fn reference_net() -> &'static Network {
+    static NET: OnceLock<Box<Network>> = OnceLock::new();
+    NET.get_or_init(|| {
+        Network::load(&reference_dir().join("nn-82215d0fd0df.nnue"))
+            .expect("the reference net in ../shared/reference")
+    })
+}
+
+/// The 1,589 reference positions: (raw output, fen).
+pub fn reference_vectors() -> Vec<(i32, String)> {
+    let text = std::fs::read_to_string(reference_dir().join("nn-82215d0fd0df.testvectors.tsv"))
+        .expect("the reference test vectors");
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.starts_with("raw"))
+        .map(|l| {
+            let mut cols = l.split('\t');
+            let raw = cols.next().unwrap().parse().unwrap();
+            let _nnue = cols.next();
+            (raw, cols.next().unwrap().to_string())
+        })
+        .collect()
+}
+
+/// The board and side to move of a FEN, legal or not: the evaluator only reads pieces.
+pub fn board_and_turn(fen: &str) -> (shakmaty::Board, shakmaty::Color) {
+    let setup = fen.parse::<Fen>().unwrap().into_setup();
+    (setup.board, setup.turn)
+}
+
+/// Parses a FEN that the test knows to be legal.
+pub fn position(fen: &str) -> Chess {
+    fen.parse::<Fen>()
+        .unwrap()
+        .into_position(CastlingMode::Standard)
+        .unwrap_or_else(|e| panic!("{fen}: {e}"))
+}
