@@ -59,6 +59,7 @@ fn args(data: PathBuf, out: &Path, epochs: usize) -> TrainArgs {
         seed: 11,
         resume: false,
         stop_after: None,
+        no_mirror: false,
         threads: None,
     }
 }

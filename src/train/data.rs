@@ -20,9 +20,12 @@ use shakmaty::{
     fen::Fen, Bitboard, Board, CastlingMode, Chess, Color, Piece, Position, Role, Square,
 };
 
-use crate::nnue::{
-    features::{self, MAX_ACTIVE},
-    PAWN_VALUE,
+use crate::{
+    nnue::{
+        features::{self, MAX_ACTIVE},
+        PAWN_VALUE,
+    },
+    rng::Rng,
 };
 
 /// One training position in 32 bytes: occupancy, a nibble per piece in square order, and
@@ -121,16 +124,26 @@ impl Packed {
 
     /// The active features of both perspectives, side to move first, and their count.
     pub fn features(&self) -> ([[u16; MAX_ACTIVE]; 2], usize) {
+        self.features_mirrored(false)
+    }
+
+    /// The features of the position, or of its mirror image across the d/e file line when
+    /// `mirror` is set. HalfKP cannot see castling rights, and without them chess is
+    /// symmetric left to right, so a mirrored position is a second, equally valid example.
+    pub fn features_mirrored(&self, mirror: bool) -> ([[u16; MAX_ACTIVE]; 2], usize) {
         let turn = self.turn();
+        let pieces = || {
+            self.pieces().map(move |(sq, p)| (if mirror { sq.flip_horizontal() } else { sq }, p))
+        };
         let mut kings = [Square::A1; 2];
-        for (sq, piece) in self.pieces() {
+        for (sq, piece) in pieces() {
             if piece.role == Role::King {
                 kings[usize::from(piece.color != turn)] = sq;
             }
         }
         let mut out = [[0u16; MAX_ACTIVE]; 2];
         let mut n = 0;
-        for (sq, piece) in self.pieces().filter(|(_, p)| p.role != Role::King) {
+        for (sq, piece) in pieces().filter(|(_, p)| p.role != Role::King) {
             if n == MAX_ACTIVE {
                 break;
             }
@@ -312,12 +325,37 @@ pub struct Batch {
 impl Batch {
     /// Extracts the features of `positions`.
     pub fn new(positions: &[Packed]) -> Batch {
-        let extracted: Vec<_> = positions.par_iter().map(Packed::features).collect();
+        Batch::build(positions, &vec![false; positions.len()])
+    }
+
+    /// Extracts the features of `positions`, mirroring each one with probability ½
+    /// (the choices come from `rng`, so a seed reproduces them).
+    pub fn augmented(positions: &[Packed], rng: &mut Rng) -> Batch {
+        let mirror: Vec<bool> = positions.iter().map(|_| rng.next_u64() & 1 == 1).collect();
+        Batch::build(positions, &mirror)
+    }
+
+    /// Extracts the features and puts the positions in the order of their king squares
+    /// (the feature blocks of both perspectives), so that neighbours in the batch mostly
+    /// read the same rows of the feature transformer and find them in the cache. The
+    /// batch's gradient is a sum over its positions, so the order changes nothing else.
+    fn build(positions: &[Packed], mirror: &[bool]) -> Batch {
+        let extracted: Vec<_> =
+            positions.par_iter().zip(mirror).map(|(p, &m)| p.features_mirrored(m)).collect();
+        let block = |(f, n): &([[u16; MAX_ACTIVE]; 2], usize), side: usize| {
+            if *n == 0 {
+                0
+            } else {
+                usize::from(f[side][0]) / features::BLOCK
+            }
+        };
+        let mut order: Vec<usize> = (0..positions.len()).collect();
+        order.sort_by_key(|&i| (block(&extracted[i], 0), block(&extracted[i], 1)));
         Batch {
-            features: extracted.iter().map(|(f, _)| *f).collect(),
-            counts: extracted.iter().map(|&(_, n)| n as u8).collect(),
-            scores: positions.iter().map(Packed::score).collect(),
-            results: positions.iter().map(Packed::result).collect(),
+            features: order.iter().map(|&i| extracted[i].0).collect(),
+            counts: order.iter().map(|&i| extracted[i].1 as u8).collect(),
+            scores: order.iter().map(|&i| positions[i].score()).collect(),
+            results: order.iter().map(|&i| positions[i].result()).collect(),
         }
     }
 
@@ -358,6 +396,23 @@ mod tests {
         expected.sort_unstable();
         assert_eq!(ours, expected);
         let _ = Fen::from_position(&pos, EnPassantMode::Legal);
+    }
+
+    #[test]
+    fn mirrored_features_are_those_of_the_mirrored_board() {
+        let line =
+            "r1bqk2r/pppp1ppp/2n2n2/2b1p3/2B1P3/3P1N2/PPP2PPP/RNBQK2R w KQkq - 1 5 | 30 | 0.5";
+        let p = parse_line(line).unwrap();
+        let mut board = p.board();
+        board.flip_horizontal();
+        let (f, n) = p.features_mirrored(true);
+        for (side, perspective) in [Color::White, Color::Black].into_iter().enumerate() {
+            let mut ours: Vec<usize> = f[side][..n].iter().map(|&i| usize::from(i)).collect();
+            ours.sort_unstable();
+            let mut expected = features::active(&board, perspective).to_vec();
+            expected.sort_unstable();
+            assert_eq!(ours, expected);
+        }
     }
 
     #[test]

@@ -83,6 +83,9 @@ pub struct TrainArgs {
     /// same net as one run straight through.
     #[arg(long)]
     pub stop_after: Option<usize>,
+    /// Train on positions as they are only, without their left-right mirror images.
+    #[arg(long)]
+    pub no_mirror: bool,
     /// Worker threads (default: all cores).
     #[arg(long)]
     pub threads: Option<usize>,
@@ -158,7 +161,15 @@ pub fn run(args: &TrainArgs) -> Result<TrainReport> {
         let mut lr = args.lr;
         for (i, indices) in order.chunks(args.batch_size).enumerate() {
             let positions: Vec<Packed> = indices.iter().map(|&j| training[j as usize]).collect();
-            let batch = Batch::new(&positions);
+            let batch = if args.no_mirror {
+                Batch::new(&positions)
+            } else {
+                let step = (epoch * steps_per_epoch + i) as u64;
+                Batch::augmented(
+                    &positions,
+                    &mut Rng::new(args.seed ^ step.wrapping_mul(0xA24B_AED4_963E_E407)),
+                )
+            };
             let progress = (epoch * steps_per_epoch + i) as f64 / total_steps;
             lr = cosine(args.lr, args.lr * args.final_lr, progress);
             let loss = model.train_step(&batch, StepParams { lr, lambda: args.lambda, scale });

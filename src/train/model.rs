@@ -56,6 +56,8 @@ const FT_WEIGHT_LIMIT: f32 = 32767.0 / 127.0 / 3.0;
 
 /// 32 floats: one chunk of an accumulator, or one hidden layer.
 pub type Lanes = [f32; LANES];
+/// One whole feature-transformer row (256 floats), chunk by chunk.
+pub type Row = [Lanes; CHUNKS];
 
 const _: () = assert!(HIDDEN == LANES && L1_IN == 2 * CHUNKS * LANES);
 
@@ -131,10 +133,10 @@ impl Adam {
 pub struct Chunk {
     /// Trained weights: the real rows, then the virtual ones.
     pub weights: Vec<Lanes>,
-    /// Coalesced real rows read by the forward pass.
-    coalesced: Vec<Lanes>,
     /// Gradient of the real rows in the current batch.
     grad: Vec<Lanes>,
+    /// Gradient of the virtual rows, derived from `grad` in each step.
+    virt_grad: Vec<Lanes>,
     /// Adam's first and second moments.
     m: Vec<Lanes>,
     v: Vec<Lanes>,
@@ -145,14 +147,42 @@ pub struct Chunk {
 pub struct Model {
     /// The feature transformer in column chunks.
     pub chunks: Vec<Chunk>,
+    /// Coalesced real rows `W[f] + W[K(f)] + W[P(f)]`, all 256 lanes of a row together,
+    /// which is what the forward pass reads (one contiguous kilobyte per feature).
+    coalesced: Vec<Row>,
     /// Everything after the feature transformer's weights.
     pub dense: Box<Dense>,
     dense_m: Box<Dense>,
     dense_v: Box<Dense>,
     /// Optimiser steps taken.
     pub steps: u64,
-    /// Per-position accumulator gradients of the current batch (reused between steps).
-    scratch: Vec<[Lanes; 2 * CHUNKS]>,
+    /// Buffers of the training step, kept between steps: allocating and freeing them
+    /// every step costs more than the arithmetic (the kernel unmaps large blocks with
+    /// inter-processor interrupts).
+    scratch: Scratch,
+}
+
+/// Reused buffers of [`Model::train_step`] (a clone starts with empty ones).
+#[derive(Default)]
+struct Scratch {
+    /// Per-position accumulator gradients.
+    d_acc: Vec<[Lanes; 2 * CHUNKS]>,
+    /// Dense gradients and losses of each slice of the batch.
+    slice_grads: Vec<Dense>,
+    slice_losses: Vec<Loss>,
+    /// Their sum.
+    grad: Vec<Dense>,
+    /// The first layer's weights, output-major.
+    l1_wt: Vec<[Lanes; 2 * CHUNKS]>,
+    /// Feature-transformer rows used by the batch.
+    touched: Vec<bool>,
+    rows: Vec<usize>,
+}
+
+impl Clone for Scratch {
+    fn clone(&self) -> Self {
+        Scratch::default()
+    }
 }
 
 /// Loss of a set of positions: the sum over positions of `CE(target, prediction) −
@@ -241,9 +271,14 @@ pub fn target(score: f32, result: f32, lambda: f32, scale: f32) -> f32 {
 }
 
 /// Activations of one position, kept for the backward pass. `acc` holds both
-/// accumulators before the clamp, side to move first.
+/// accumulators before the clamp, side to move first; `active` lists the inputs of the
+/// first hidden layer that are not zero after the clamp (about half of them), with their
+/// values, so that both passes skip the zeros without a branch per input.
 struct Activations {
     acc: [Lanes; 2 * CHUNKS],
+    active: usize,
+    active_index: [u16; L1_IN],
+    active_value: [f32; L1_IN],
     z1: Lanes,
     h1: Lanes,
     z2: Lanes,
@@ -271,26 +306,34 @@ impl Model {
         dense.l2_w.iter_mut().flatten().for_each(|w| *w = uniform(bound));
         dense.out_w.iter_mut().for_each(|w| *w = uniform(bound));
         let chunks = (0..CHUNKS)
-            .map(|c| {
-                let mut chunk = Chunk {
-                    weights: rows.iter().map(|r| r[c]).collect(),
-                    coalesced: vec![[0f32; LANES]; INPUTS],
-                    grad: vec![[0f32; LANES]; INPUTS],
-                    m: vec![[0f32; LANES]; FT_ROWS],
-                    v: vec![[0f32; LANES]; FT_ROWS],
-                };
-                chunk.coalesce();
-                chunk
+            .map(|c| Chunk {
+                weights: rows.iter().map(|r| r[c]).collect(),
+                grad: vec![[0f32; LANES]; INPUTS],
+                virt_grad: vec![[0f32; LANES]; VIRTUAL],
+                m: vec![[0f32; LANES]; FT_ROWS],
+                v: vec![[0f32; LANES]; FT_ROWS],
             })
             .collect();
-        Model {
+        let mut model = Model {
             chunks,
+            coalesced: vec![[[0f32; LANES]; CHUNKS]; INPUTS],
             dense,
             dense_m: Box::new(Dense::zeroed()),
             dense_v: Box::new(Dense::zeroed()),
             steps: 0,
-            scratch: Vec::new(),
-        }
+            scratch: Scratch::default(),
+        };
+        model.coalesce();
+        model
+    }
+
+    /// Rebuilds the coalesced rows from the chunks' weights, in parallel over blocks of
+    /// rows.
+    pub fn coalesce(&mut self) {
+        let chunks = &self.chunks;
+        self.coalesced.par_chunks_mut(COALESCE_ROWS).enumerate().for_each(|(b, rows)| {
+            simd::coalesce_block(chunks, b * COALESCE_ROWS, rows);
+        });
     }
 
     /// Forward pass of one position: FT bias plus the coalesced rows of each perspective's
@@ -300,20 +343,27 @@ impl Model {
         let d = &*self.dense;
         let mut acc = [[0f32; LANES]; 2 * CHUNKS];
         for (side, list) in features.iter().enumerate() {
-            for (c, chunk) in self.chunks.iter().enumerate() {
-                let mut sum = d.ft_b[c];
-                for &f in &list[..count] {
-                    add(&mut sum, &chunk.coalesced[usize::from(f)]);
+            let half = &mut acc[side * CHUNKS..(side + 1) * CHUNKS];
+            half.copy_from_slice(&d.ft_b);
+            for &f in &list[..count] {
+                let row = &self.coalesced[usize::from(f)];
+                for (sum, r) in half.iter_mut().zip(row) {
+                    add(sum, r);
                 }
-                acc[side * CHUNKS + c] = sum;
             }
         }
-        let mut z1 = d.l1_b;
+        let mut active = 0;
+        let mut active_index = [0u16; L1_IN];
+        let mut active_value = [0f32; L1_IN];
         for (i, &x) in acc.iter().flatten().enumerate() {
             let x = clamp01(x);
-            if x != 0.0 {
-                axpy(&mut z1, x, &d.l1_w[i]);
-            }
+            active_index[active] = i as u16;
+            active_value[active] = x;
+            active += usize::from(x != 0.0);
+        }
+        let mut z1 = d.l1_b;
+        for k in 0..active {
+            axpy(&mut z1, active_value[k], &d.l1_w[usize::from(active_index[k])]);
         }
         let h1 = z1.map(clamp01);
         let mut z2 = d.l2_b;
@@ -324,7 +374,7 @@ impl Model {
         }
         let h2 = z2.map(clamp01);
         let out = d.out_b + dot(&d.out_w, &h2);
-        Activations { acc, z1, h1, z2, h2, out }
+        Activations { acc, active, active_index, active_value, z1, h1, z2, h2, out }
     }
 
     /// Evaluates one position (feature lists, side to move first) in internal units.
@@ -352,10 +402,11 @@ impl Model {
             })
     }
 
-    /// Forward and backward pass of positions `range` of `batch`: returns their loss and
-    /// the gradient of the dense parameters, and writes each position's accumulator
-    /// gradient into `d_acc`.
+    /// Forward and backward pass of positions `range` of `batch`: returns their loss,
+    /// writes the gradient of the dense parameters into `g` and each position's
+    /// accumulator gradient into `d_acc`.
     #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn backward_slice(
         &self,
         batch: &Batch,
@@ -363,10 +414,11 @@ impl Model {
         d_acc: &mut [[Lanes; 2 * CHUNKS]],
         params: StepParams,
         inv_batch: f32,
-        l1_wt: &[[Lanes; 2 * CHUNKS]; HIDDEN],
-    ) -> (Loss, Box<Dense>) {
+        l1_wt: &[[Lanes; 2 * CHUNKS]],
+        g: &mut Dense,
+    ) -> Loss {
         let d = &*self.dense;
-        let mut g = Box::new(Dense::zeroed());
+        *g = Dense::zeroed();
         let mut loss = Loss::default();
         for (i, da) in range.zip(d_acc.iter_mut()) {
             let a = self.forward(&batch.features[i], usize::from(batch.counts[i]));
@@ -392,13 +444,8 @@ impl Model {
                 }
             }
             add(&mut g.l1_b, &d_z1);
-            for (c, x) in a.acc.iter().enumerate() {
-                for j in 0..LANES {
-                    let l0 = clamp01(x[j]);
-                    if l0 != 0.0 {
-                        axpy(&mut g.l1_w[c * LANES + j], l0, &d_z1);
-                    }
-                }
+            for k in 0..a.active {
+                axpy(&mut g.l1_w[usize::from(a.active_index[k])], a.active_value[k], &d_z1);
             }
             // The accumulator gradient W1ᵀ·dz1, as a sum of output-major rows so that no
             // horizontal sums are needed; outputs with a zero gradient are skipped.
@@ -420,7 +467,7 @@ impl Model {
                 add(&mut g.ft_b[c], &da[CHUNKS + c]);
             }
         }
-        (loss, g)
+        loss
     }
 
     /// One optimiser step on `batch`; returns the batch loss (before the step).
@@ -429,46 +476,46 @@ impl Model {
         let n = batch.len();
         let inv_batch = 1.0 / n as f32;
         let slice_len = n.div_ceil(SLICES).max(1);
-        let mut d_acc = std::mem::take(&mut self.scratch);
-        d_acc.resize(n, [[0f32; LANES]; 2 * CHUNKS]);
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.d_acc.resize(n, [[0f32; LANES]; 2 * CHUNKS]);
+        scratch.slice_grads.resize(n.div_ceil(slice_len), Dense::zeroed());
+        scratch.slice_losses.resize(n.div_ceil(slice_len), Loss::default());
+        scratch.grad.resize(1, Dense::zeroed());
+        scratch.l1_wt.resize(HIDDEN, [[0f32; LANES]; 2 * CHUNKS]);
+        scratch.touched.resize(INPUTS, false);
 
         // 1. Forward and dense backward, in fixed slices summed in order so that a seed
         //    reproduces a run whatever the thread count.
-        let mut l1_wt = Box::new([[[0f32; LANES]; 2 * CHUNKS]; HIDDEN]);
         for (i, row) in self.dense.l1_w.iter().enumerate() {
             for (o, &w) in row.iter().enumerate() {
-                l1_wt[o][i / LANES][i % LANES] = w;
+                scratch.l1_wt[o][i / LANES][i % LANES] = w;
             }
         }
-        let l1_wt = &*l1_wt;
         let this = &*self;
-        let parts: Vec<(Loss, Box<Dense>)> = d_acc
+        let l1_wt = &scratch.l1_wt;
+        scratch
+            .d_acc
             .par_chunks_mut(slice_len)
+            .zip(scratch.slice_grads.par_iter_mut())
+            .zip(scratch.slice_losses.par_iter_mut())
             .enumerate()
-            .map(|(s, da)| {
+            .for_each(|(s, ((da, g), loss))| {
                 let start = s * slice_len;
-                simd::backward_slice(
-                    this,
-                    batch,
-                    start..start + da.len(),
-                    da,
-                    params,
-                    inv_batch,
-                    l1_wt,
-                )
-            })
-            .collect();
+                let range = start..start + da.len();
+                *loss = simd::backward_slice(this, batch, range, da, params, inv_batch, l1_wt, g);
+            });
         let mut loss = Loss::default();
-        let mut grad = Box::new(Dense::zeroed());
-        for (l, g) in parts {
-            loss.add(l);
+        let grad = &mut scratch.grad[0];
+        *grad = Dense::zeroed();
+        for (l, g) in scratch.slice_losses.iter().zip(&scratch.slice_grads) {
+            loss.add(*l);
             for (a, b) in grad.as_mut_slice().iter_mut().zip(g.as_slice()) {
                 *a += b;
             }
         }
 
         // 2. Rows touched by this batch, in ascending order.
-        let mut touched = vec![false; INPUTS];
+        let touched = &mut scratch.touched;
         for (f, &count) in batch.features.iter().zip(&batch.counts) {
             for side in f {
                 for &i in &side[..usize::from(count)] {
@@ -476,17 +523,26 @@ impl Model {
                 }
             }
         }
-        let rows: Vec<usize> = (0..INPUTS).filter(|&i| touched[i]).collect();
+        scratch.rows.clear();
+        for (i, t) in touched.iter_mut().enumerate() {
+            if *t {
+                scratch.rows.push(i);
+                *t = false;
+            }
+        }
 
         // 3. Sparse backward into the transformer, Adam, coalescing: a task per chunk.
         self.steps += 1;
         let adam = Adam::new(params.lr, self.steps);
         let (features, counts) = (&batch.features, &batch.counts);
+        let (d_acc, rows) = (&scratch.d_acc, &scratch.rows);
         self.chunks.par_iter_mut().enumerate().for_each(|(c, chunk)| {
-            simd::update_chunk(chunk, c, features, counts, &d_acc, &rows, adam);
+            simd::update_chunk(chunk, c, features, counts, d_acc, rows, adam);
         });
+        self.coalesce();
 
         // 4. Dense parameters, clipped to what the quantised format holds.
+        let grad = &scratch.grad[0];
         let (w, m, v) = (&mut *self.dense, &mut *self.dense_m, &mut *self.dense_v);
         for c in 0..CHUNKS {
             adam.update_lanes(
@@ -526,7 +582,7 @@ impl Model {
             OUTPUT_WEIGHT_LIMIT,
         );
         adam.update(&mut w.out_b, grad.out_b, &mut m.out_b, &mut v.out_b, unbounded);
-        self.scratch = d_acc;
+        self.scratch = scratch;
         loss
     }
 
@@ -542,14 +598,12 @@ impl Model {
             *o = q16(b);
         }
         let mut ft_weights = vec![Half([0; HALF]); INPUTS].into_boxed_slice();
-        for (c, chunk) in self.chunks.iter().enumerate() {
-            for (row, dst) in ft_weights.iter_mut().enumerate() {
-                if row % BLOCK == 0 {
-                    continue; // the unused slot of each king block stays zero
-                }
-                for j in 0..LANES {
-                    dst.0[c * LANES + j] = q16(chunk.coalesced[row][j]);
-                }
+        for (row, (dst, src)) in ft_weights.iter_mut().zip(&self.coalesced).enumerate() {
+            if row % BLOCK == 0 {
+                continue; // the unused slot of each king block stays zero
+            }
+            for (o, &w) in dst.0.iter_mut().zip(src.iter().flatten()) {
+                *o = q16(w);
             }
         }
         let mut l1_weights = Box::new(Aligned([0i8; HIDDEN * L1_IN]));
@@ -597,7 +651,28 @@ impl Model {
 
     /// Rebuilds derived data after the state was overwritten (loading a checkpoint).
     pub fn after_load(&mut self) {
-        self.chunks.par_iter_mut().for_each(Chunk::coalesce);
+        self.coalesce();
+    }
+}
+
+/// Rows per task when coalescing.
+const COALESCE_ROWS: usize = 512;
+
+/// `E[f] = W[f] + W[K(f)] + W[P(f)]` for the real rows `first..first + rows.len()`.
+#[inline(always)]
+pub(super) fn coalesce_block(chunks: &[Chunk], first: usize, rows: &mut [Row]) {
+    for (c, chunk) in chunks.iter().enumerate() {
+        let (real, virt) = chunk.weights.split_at(K_BASE);
+        for (i, dst) in rows.iter_mut().enumerate() {
+            let row = first + i;
+            let (k, slot) = (row / BLOCK, row % BLOCK);
+            let mut e = real[row];
+            if slot != 0 {
+                add(&mut e, &virt[k]);
+                add(&mut e, &virt[64 + slot - 1]);
+            }
+            dst[c] = e;
+        }
     }
 }
 
@@ -628,7 +703,8 @@ impl Chunk {
     /// gradients are derived here from the real ones; clears the gradient.
     #[inline(always)]
     pub(super) fn step(&mut self, rows: &[usize], adam: Adam) {
-        let mut virt = vec![[0f32; LANES]; VIRTUAL];
+        let virt = &mut self.virt_grad;
+        virt.fill([0f32; LANES]);
         for &row in rows {
             let (k, slot) = (row / BLOCK, row % BLOCK);
             let g = self.grad[row];
@@ -654,21 +730,6 @@ impl Chunk {
                 &mut self.v[row],
                 FT_WEIGHT_LIMIT,
             );
-        }
-    }
-
-    /// `E[f] = W[f] + W[K(f)] + W[P(f)]` for every real row.
-    #[inline(always)]
-    pub(super) fn coalesce(&mut self) {
-        let (real, virt) = self.weights.split_at(K_BASE);
-        for (row, (dst, w)) in self.coalesced.iter_mut().zip(real).enumerate() {
-            let (k, slot) = (row / BLOCK, row % BLOCK);
-            let mut e = *w;
-            if slot != 0 {
-                add(&mut e, &virt[k]);
-                add(&mut e, &virt[64 + slot - 1]);
-            }
-            *dst = e;
         }
     }
 }

@@ -8,18 +8,16 @@ use std::ops::Range;
 
 use super::{
     data::Batch,
-    model::{Adam, Chunk, Dense, Lanes, Loss, Model, StepParams, CHUNKS},
+    model::{Adam, Chunk, Dense, Lanes, Loss, Model, Row, StepParams, CHUNKS},
 };
-use crate::nnue::{
-    features::MAX_ACTIVE,
-    simd::{Simd, HIDDEN},
-};
+use crate::nnue::{features::MAX_ACTIVE, simd::Simd};
 
 fn use_avx2() -> bool {
     Simd::avx2().is_some()
 }
 
 /// Forward and dense backward pass of a slice of a batch.
+#[allow(clippy::too_many_arguments)]
 pub fn backward_slice(
     model: &Model,
     batch: &Batch,
@@ -27,16 +25,17 @@ pub fn backward_slice(
     d_acc: &mut [[Lanes; 2 * CHUNKS]],
     params: StepParams,
     inv_batch: f32,
-    l1_wt: &[[Lanes; 2 * CHUNKS]; HIDDEN],
-) -> (Loss, Box<Dense>) {
+    l1_wt: &[[Lanes; 2 * CHUNKS]],
+    g: &mut Dense,
+) -> Loss {
     #[cfg(target_arch = "x86_64")]
     if use_avx2() {
         // SAFETY: `use_avx2` confirmed that this processor supports AVX2.
         return unsafe {
-            avx2::backward_slice(model, batch, range, d_acc, params, inv_batch, l1_wt)
+            avx2::backward_slice(model, batch, range, d_acc, params, inv_batch, l1_wt, g)
         };
     }
-    model.backward_slice(batch, range, d_acc, params, inv_batch, l1_wt)
+    model.backward_slice(batch, range, d_acc, params, inv_batch, l1_wt, g)
 }
 
 /// Sparse backward pass, optimiser step and coalescing of one column chunk.
@@ -56,7 +55,16 @@ pub fn update_chunk(
     }
     chunk.backward(c, features, counts, d_acc);
     chunk.step(rows, adam);
-    chunk.coalesce();
+}
+
+/// Coalesces a block of real rows (see [`super::model::Model::coalesce`]).
+pub fn coalesce_block(chunks: &[Chunk], first: usize, rows: &mut [Row]) {
+    #[cfg(target_arch = "x86_64")]
+    if use_avx2() {
+        // SAFETY: `use_avx2` confirmed that this processor supports AVX2.
+        return unsafe { avx2::coalesce_block(chunks, first, rows) };
+    }
+    super::model::coalesce_block(chunks, first, rows);
 }
 
 /// Float evaluation of one position, internal units.
@@ -76,6 +84,7 @@ mod avx2 {
     /// # Safety
     /// The processor must support AVX2.
     #[target_feature(enable = "avx2")]
+    #[allow(clippy::too_many_arguments)]
     pub unsafe fn backward_slice(
         model: &Model,
         batch: &Batch,
@@ -83,9 +92,10 @@ mod avx2 {
         d_acc: &mut [[Lanes; 2 * CHUNKS]],
         params: StepParams,
         inv_batch: f32,
-        l1_wt: &[[Lanes; 2 * CHUNKS]; HIDDEN],
-    ) -> (Loss, Box<Dense>) {
-        model.backward_slice(batch, range, d_acc, params, inv_batch, l1_wt)
+        l1_wt: &[[Lanes; 2 * CHUNKS]],
+        g: &mut Dense,
+    ) -> Loss {
+        model.backward_slice(batch, range, d_acc, params, inv_batch, l1_wt, g)
     }
 
     /// # Safety
@@ -102,7 +112,13 @@ mod avx2 {
     ) {
         chunk.backward(c, features, counts, d_acc);
         chunk.step(rows, adam);
-        chunk.coalesce();
+    }
+
+    /// # Safety
+    /// The processor must support AVX2.
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn coalesce_block(chunks: &[Chunk], first: usize, rows: &mut [Row]) {
+        super::super::model::coalesce_block(chunks, first, rows);
     }
 
     /// # Safety
