@@ -21,7 +21,7 @@ enum Command {
         /// The position (default: the start position).
         #[arg(long)]
         fen: Option<String>,
-        /// A .nnue file to use instead of the default net.
+        /// A .nnue file to use instead of the embedded default net.
         #[arg(long)]
         net: Option<PathBuf>,
     },

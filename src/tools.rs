@@ -5,7 +5,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use shakmaty::{fen::Fen, CastlingMode, Chess, Color, Position};
 
-use crate::nnue::{internal_to_cp, simd::Simd, to_internal, Network};
+use crate::nnue::{default_network, internal_to_cp, simd::Simd, to_internal, Network};
 
 /// `nue eval`: the network's view of one position.
 pub fn eval(fen: Option<&str>, net: Option<&Path>) -> Result<()> {
@@ -18,8 +18,8 @@ pub fn eval(fen: Option<&str>, net: Option<&Path>) -> Result<()> {
             .with_context(|| format!("not a legal position: {f}"))?,
     };
     let net = match net {
-        Some(p) => Network::load(p)?,
-        None => anyhow::bail!("no net given (use --net FILE)"),
+        Some(p) => std::sync::Arc::from(Network::load(p)?),
+        None => default_network(),
     };
     let raw = net.evaluate(Simd::detect(), pos.board(), pos.turn());
     let internal = to_internal(raw);

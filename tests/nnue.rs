@@ -334,3 +334,25 @@ fn writer_round_trips_byte_for_byte() {
     assert_eq!(net.to_bytes(), good);
     assert_eq!(net.ft_weights.len() * HALF * 2 + 512, 21_004_800);
 }
+
+/// The embedded default net, our own, judges the obvious correctly.
+#[test]
+fn default_net_sees_balance_and_a_queen() {
+    let net = nue::nnue::default_network();
+    let cp = |fen: &str| {
+        let (board, turn) = board_and_turn(fen);
+        nue::nnue::internal_to_cp(to_internal(net.evaluate(Simd::detect(), &board, turn)))
+    };
+    let start = cp("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1");
+    assert!(start.abs() <= 60, "start position: {start} cp");
+    let black = cp("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1");
+    assert!(black.abs() <= 80, "after 1.e4: {black} cp");
+    // White is a queen up (Black's queen removed), from both sides to move.
+    let white_to_move = cp("rnb1kbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1");
+    let black_to_move = cp("rnb1kbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR b KQkq - 0 1");
+    assert!(white_to_move >= 500, "queen up, to move: {white_to_move} cp");
+    assert!(black_to_move <= -500, "queen down, to move: {black_to_move} cp");
+    // And the same for Black.
+    let black_up = cp("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNB1KBNR b KQkq - 0 1");
+    assert!(black_up >= 500, "Black a queen up, to move: {black_up} cp");
+}

@@ -9,7 +9,11 @@ pub mod accumulator;
 pub mod features;
 pub mod simd;
 
-use std::{fmt, path::Path};
+use std::{
+    fmt,
+    path::Path,
+    sync::{Arc, OnceLock},
+};
 
 use arrayvec::ArrayVec;
 use bytemuck::{Pod, Zeroable};
@@ -50,6 +54,23 @@ pub const OUTPUT_SCALE: i32 = 16;
 pub const PAWN_VALUE: i32 = 208;
 
 const _: () = assert!(FIXED_BYTES == 21_022_520);
+
+/// The net compiled into the binary: `nets/<name>`, chosen and validated by `build.rs`.
+/// The bytes are parsed into aligned heap arrays once, so the embedded copy itself needs
+/// no alignment.
+pub mod default_net {
+    include!(concat!(env!("OUT_DIR"), "/default_net.rs"));
+}
+
+/// The embedded net, parsed on first use and shared after that.
+pub fn default_network() -> Arc<Network> {
+    static NET: OnceLock<Arc<Network>> = OnceLock::new();
+    NET.get_or_init(|| {
+        let net = Network::from_bytes(default_net::BYTES).expect("build.rs validated the net");
+        Arc::from(net)
+    })
+    .clone()
+}
 const _: () = assert!(std::mem::size_of::<Half>() == 2 * HALF);
 
 /// One perspective's accumulator, or one row of feature-transformer weights:
