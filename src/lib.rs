@@ -1,12 +1,30 @@
 //! Nue: a UCI chess engine with a HalfKP NNUE evaluation and its own CPU trainer.
 //!
 //! Module map:
+//! - [`engine`]: the typed API (position, go, options) that bench and tests use.
+//! - [`search`]: iterative deepening, aspiration windows, PVS, quiescence, Lazy SMP.
+//! - [`movepick`], [`history`], [`see`]: move ordering and static exchange evaluation.
+//! - [`tt`]: the shared lockless transposition table.
+//! - [`time`]: `go` limits and time budgets.
+//! - [`board`]: the position stack over shakmaty, keys, repetitions, accumulators.
 //! - [`nnue`]: the Stockfish 12 `.nnue` network: loading, feature indexing, the
 //!   incremental accumulator stack and the SIMD kernels (the crate's only `unsafe`).
-//! - [`rng`]: the seedable generator behind data generation, shuffling and training.
+//! - [`train`]: the CPU trainer and quantiser (`nue train`).
+//! - [`bench`], [`perft`], [`tools`]: the `bench`, `perft` and `eval` subcommands.
+//! - [`rng`]: the seedable generator behind shuffling and training.
 #![deny(clippy::undocumented_unsafe_blocks)]
 
+pub mod bench;
+pub mod board;
+pub mod engine;
+pub mod history;
+pub mod movepick;
 pub mod nnue;
+pub mod perft;
 pub mod rng;
+pub mod search;
+pub mod see;
+pub mod time;
 pub mod tools;
 pub mod train;
+pub mod tt;

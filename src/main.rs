@@ -1,5 +1,4 @@
-//! The `nue` binary: with no arguments it speaks UCI on stdin/stdout; otherwise it runs
-//! one of the subcommands below.
+//! The `nue` binary: runs one of the subcommands below.
 
 use std::{path::PathBuf, process::ExitCode};
 
@@ -16,12 +15,26 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Search the bench positions to a fixed depth; the last line is "<N> nodes <M> nps".
+    Bench {
+        /// Depth of every search.
+        #[arg(default_value_t = nue::bench::DEFAULT_DEPTH)]
+        depth: u32,
+    },
+    /// Count the leaves of the legal move tree, per root move.
+    Perft {
+        /// Plies to look ahead.
+        depth: u32,
+        /// The position (default: the start position).
+        #[arg(long)]
+        fen: Option<String>,
+    },
     /// Print the network's evaluation of a position.
     Eval {
         /// The position (default: the start position).
         #[arg(long)]
         fen: Option<String>,
-        /// A .nnue file to use instead of the embedded default net.
+        /// A .nnue file to use instead of the default net.
         #[arg(long)]
         net: Option<PathBuf>,
     },
@@ -41,7 +54,16 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        None => Ok(()),
+        None => {
+            <Cli as clap::CommandFactory>::command().print_help()?;
+            Ok(())
+        }
+        Some(Command::Bench { depth }) => {
+            let result = nue::bench::run(depth, true)?;
+            println!("{} nodes {} nps", result.nodes, result.nps());
+            Ok(())
+        }
+        Some(Command::Perft { depth, fen }) => nue::tools::perft(depth, fen.as_deref()),
         Some(Command::Eval { fen, net }) => nue::tools::eval(fen.as_deref(), net.as_deref()),
         Some(Command::Train(args)) => nue::train::run(&args).map(|_| ()),
     }

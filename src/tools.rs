@@ -1,22 +1,26 @@
-//! Small subcommands that print things: `nue eval`.
+//! Small subcommands that print things: `nue eval`, `nue perft`.
 
 use std::path::Path;
 
-use anyhow::{Context, Result};
-use shakmaty::{fen::Fen, CastlingMode, Chess, Color, Position};
+use anyhow::Result;
+use shakmaty::{CastlingMode, Chess, Color, Position};
 
-use crate::nnue::{default_network, internal_to_cp, simd::Simd, to_internal, Network};
+use crate::{
+    engine::parse_position,
+    nnue::default_network,
+    nnue::{internal_to_cp, simd::Simd, to_internal, Network},
+};
+
+fn position(fen: Option<&str>) -> Result<Chess> {
+    match fen {
+        None => Ok(Chess::default()),
+        Some(f) => parse_position(f, CastlingMode::Standard).map_err(anyhow::Error::msg),
+    }
+}
 
 /// `nue eval`: the network's view of one position.
 pub fn eval(fen: Option<&str>, net: Option<&Path>) -> Result<()> {
-    let pos: Chess = match fen {
-        None => Chess::default(),
-        Some(f) => f
-            .parse::<Fen>()
-            .with_context(|| format!("not a FEN: {f}"))?
-            .into_position(CastlingMode::Standard)
-            .with_context(|| format!("not a legal position: {f}"))?,
-    };
+    let pos = position(fen)?;
     let net = match net {
         Some(p) => std::sync::Arc::from(Network::load(p)?),
         None => default_network(),
@@ -27,5 +31,12 @@ pub fn eval(fen: Option<&str>, net: Option<&Path>) -> Result<()> {
     println!("raw network output: {raw} (side to move)");
     println!("NNUE value: {internal} internal units (side to move)");
     println!("evaluation: {:+.2} pawns (White's view)", f64::from(internal_to_cp(white)) / 100.0);
+    Ok(())
+}
+
+/// `nue perft`: leaf counts per root move and in total.
+pub fn perft(depth: u32, fen: Option<&str>) -> Result<()> {
+    let pos = position(fen)?;
+    crate::perft::print_divide(&pos, depth, pos.castles().mode());
     Ok(())
 }

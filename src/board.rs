@@ -1,0 +1,144 @@
+//! The search's view of the game: a stack of positions (copy-make over shakmaty), their
+//! Zobrist keys, and the NNUE accumulators that follow the same line.
+//!
+//! Copy-make: making a move clones the top position into the next slot and plays the move
+//! there; unmaking just pops. A shakmaty `Chess` is small (about 140 bytes), so this costs
+//! less than the bookkeeping an undo would need.
+
+use shakmaty::{zobrist::Zobrist64, CastlingMode, Chess, Color, EnPassantMode, Move, Position};
+
+use crate::nnue::{accumulator::AccumulatorStack, simd::Simd, to_internal, Network};
+
+/// Key of a position: Polyglot-compatible Zobrist hash, en passant square only when a
+/// legal capture exists, halfmove clock excluded.
+#[inline]
+pub fn key_of(pos: &Chess) -> u64 {
+    pos.zobrist_hash::<Zobrist64>(EnPassantMode::Legal).0
+}
+
+/// A game position plus the line the search is exploring from it.
+#[derive(Clone)]
+pub struct Board {
+    /// `stack[0]` is the root; the top is the current position.
+    stack: Vec<Chess>,
+    /// Keys of every position since the game's start: the game's history up to the root,
+    /// then one per ply of the line.
+    keys: Vec<u64>,
+    /// For each position on the stack, plies since the last null move (or since the game
+    /// began): repetitions are not looked for across a null move.
+    since_null: Vec<usize>,
+    acc: AccumulatorStack,
+    mode: CastlingMode,
+}
+
+impl Board {
+    /// A board at `root`, which was reached through positions with the keys `history`
+    /// (oldest first, the root's own key excluded).
+    pub fn new(root: Chess, history: &[u64], net: &Network, simd: Simd) -> Board {
+        let mode = root.castles().mode();
+        let mut keys = history.to_vec();
+        keys.push(key_of(&root));
+        let mut acc = AccumulatorStack::new(simd);
+        acc.reset(net, root.board());
+        let mut stack = Vec::with_capacity(256);
+        stack.push(root);
+        let since_null = vec![keys.len() - 1];
+        Board { stack, keys, since_null, acc, mode }
+    }
+
+    /// The current position.
+    #[inline]
+    pub fn pos(&self) -> &Chess {
+        self.stack.last().expect("the root is never popped")
+    }
+
+    /// The root position.
+    pub fn root(&self) -> &Chess {
+        &self.stack[0]
+    }
+
+    /// Castling notation in use (standard or Chess960).
+    pub fn castling_mode(&self) -> CastlingMode {
+        self.mode
+    }
+
+    /// Plies from the root to the current position.
+    #[inline]
+    pub fn ply(&self) -> usize {
+        self.stack.len() - 1
+    }
+
+    /// Zobrist key of the current position.
+    #[inline]
+    pub fn key(&self) -> u64 {
+        *self.keys.last().expect("the root has a key")
+    }
+
+    /// The side to move.
+    #[inline]
+    pub fn turn(&self) -> Color {
+        self.pos().turn()
+    }
+
+    /// Plays a legal move.
+    #[inline]
+    pub fn make(&mut self, m: Move) {
+        let pos = self.stack.last().expect("the root is never popped");
+        let key =
+            pos.update_zobrist_hash(Zobrist64(self.key()), m, EnPassantMode::Legal).map(|k| k.0);
+        self.acc.push_move(pos.turn(), m);
+        let mut next = pos.clone();
+        next.play_unchecked(m);
+        let key = key.unwrap_or_else(|| key_of(&next));
+        self.keys.push(key);
+        self.stack.push(next);
+        self.since_null.push(self.since_null.last().expect("root entry") + 1);
+    }
+
+    /// Passes the turn. The caller must make sure the side to move is not in check.
+    pub fn make_null(&mut self) {
+        let next = self.pos().clone().swap_turn().expect("null move while not in check");
+        self.keys.push(key_of(&next));
+        self.stack.push(next);
+        self.since_null.push(0);
+        self.acc.push_null();
+    }
+
+    /// Takes back the last move or null move.
+    #[inline]
+    pub fn unmake(&mut self) {
+        debug_assert!(self.stack.len() > 1, "unmake at the root");
+        self.stack.pop();
+        self.keys.pop();
+        self.since_null.pop();
+        self.acc.pop();
+    }
+
+    /// Whether the current position repeats an earlier one with the same side to move
+    /// since the last capture or pawn move. One repetition counts as a draw: the side
+    /// that could avoid it would have done so, and the side that could not has nothing
+    /// better than repeating again.
+    pub fn is_repetition(&self) -> bool {
+        let current = self.keys.len() - 1;
+        let since_null = *self.since_null.last().expect("root entry");
+        let reach = (self.pos().halfmoves() as usize).min(since_null);
+        let key = self.keys[current];
+        (4..=reach).step_by(2).any(|back| self.keys[current - back] == key)
+    }
+
+    /// Whether the game is drawn here by the fifty-move rule or by repetition (checkmate
+    /// on the hundredth half-move takes precedence and is the caller's to find).
+    pub fn is_draw(&self) -> bool {
+        (self.pos().halfmoves() >= 100) || self.is_repetition()
+    }
+
+    /// The static evaluation of the current position in internal units, side to move's
+    /// point of view, damped as the fifty-move counter rises (Stockfish 12's rule).
+    #[inline]
+    pub fn evaluate(&mut self, net: &Network) -> i32 {
+        let pos = self.stack.last().expect("the root is never popped");
+        let raw = self.acc.evaluate(net, pos.board(), pos.turn());
+        let v = to_internal(raw);
+        v * (100 - pos.halfmoves().min(100) as i32) / 100
+    }
+}

@@ -1,0 +1,269 @@
+//! The engine as a typed API: a position, a hash table, a net, search threads. The UCI
+//! loop, `bench` and the tests all drive the search through this, never through text.
+
+use std::{
+    sync::{atomic::Ordering::Relaxed, Arc},
+    time::{Duration, Instant},
+};
+
+use anyhow::Result;
+use shakmaty::{fen::Fen, uci::UciMove, CastlingMode, Chess, Move, Position};
+
+use crate::{
+    board::{key_of, Board},
+    movepick::pack,
+    nnue::{default_net, default_network, simd::Simd, Network},
+    search::{Control, Outcome, PaddedCounter, Report, SearchLimits, Shared, Thread, ThreadData},
+    time::Limits,
+    tt::TranspositionTable,
+};
+
+/// Stack size of search threads: every ply keeps a move list and a picker on the stack.
+pub const SEARCH_STACK_BYTES: usize = 64 << 20;
+
+/// Settings that shape a search, set through UCI options.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// Principal variations to report.
+    pub multipv: usize,
+    /// Milliseconds kept back from every move for GUI and pipe latency.
+    pub move_overhead: u64,
+    /// Search threads.
+    pub threads: usize,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings { multipv: 1, move_overhead: 10, threads: 1 }
+    }
+}
+
+/// A chess engine: the game so far, and everything needed to search it.
+pub struct Engine {
+    tt: TranspositionTable,
+    net: Arc<Network>,
+    net_name: String,
+    simd: Simd,
+    threads: Vec<ThreadData>,
+    pos: Chess,
+    /// Keys of the positions before `pos`, oldest first.
+    history: Vec<u64>,
+    /// Search settings.
+    pub settings: Settings,
+}
+
+impl Engine {
+    /// An engine at the start position with a `hash_mb` table and the default net.
+    pub fn new(hash_mb: usize) -> Result<Engine> {
+        Ok(Engine {
+            tt: TranspositionTable::try_new(hash_mb)?,
+            net: default_network(),
+            net_name: default_net::NAME.to_string(),
+            simd: Simd::detect(),
+            threads: vec![ThreadData::default()],
+            pos: Chess::default(),
+            history: Vec::new(),
+            settings: Settings::default(),
+        })
+    }
+
+    /// The current position.
+    pub fn position(&self) -> &Chess {
+        &self.pos
+    }
+
+    /// Keys of the positions that led to the current one.
+    pub fn history(&self) -> &[u64] {
+        &self.history
+    }
+
+    /// Sets the position: `root`, then `moves` played from it (already checked legal).
+    pub fn set_position(&mut self, root: Chess, moves: &[Move]) {
+        self.history.clear();
+        let mut pos = root;
+        for &m in moves {
+            self.history.push(key_of(&pos));
+            pos.play_unchecked(m);
+        }
+        self.pos = pos;
+    }
+
+    /// Forgets everything learned (`ucinewgame`).
+    pub fn new_game(&mut self) {
+        self.tt.clear();
+        for t in &mut self.threads {
+            t.hist.clear();
+        }
+    }
+
+    /// Clears the hash table only (`Clear Hash`).
+    pub fn clear_hash(&self) {
+        self.tt.clear();
+    }
+
+    /// Resizes the hash table; on failure the old table stays.
+    pub fn set_hash(&mut self, megabytes: usize) -> Result<()> {
+        // Free the old table first, so that the peak is one table, not two.
+        self.tt = TranspositionTable::try_new(1)?;
+        match TranspositionTable::try_new(megabytes) {
+            Ok(tt) => {
+                self.tt = tt;
+                Ok(())
+            }
+            Err(e) => {
+                self.tt = TranspositionTable::try_new(16)?;
+                Err(e.context("the table is 16 MB now"))
+            }
+        }
+    }
+
+    /// Current hash size in MiB.
+    pub fn hash_mb(&self) -> usize {
+        self.tt.megabytes()
+    }
+
+    /// Sets the number of search threads.
+    pub fn set_threads(&mut self, n: usize) {
+        self.settings.threads = n.max(1);
+        self.threads.resize_with(self.settings.threads, ThreadData::default);
+    }
+
+    /// Loads a net from disk; on failure the current net stays.
+    pub fn load_net(&mut self, path: &std::path::Path) -> Result<()> {
+        let net = Network::load(path)?;
+        self.net = Arc::from(net);
+        self.net_name = path.display().to_string();
+        Ok(())
+    }
+
+    /// Goes back to the net compiled into the binary.
+    pub fn use_default_net(&mut self) {
+        self.net = default_network();
+        self.net_name = default_net::NAME.to_string();
+    }
+
+    /// Name of the net in use (a file path, or the embedded net's name).
+    pub fn net_name(&self) -> &str {
+        &self.net_name
+    }
+
+    /// The net in use.
+    pub fn net(&self) -> &Network {
+        &self.net
+    }
+
+    /// Kernels in use.
+    pub fn simd(&self) -> Simd {
+        self.simd
+    }
+
+    /// Static evaluation of the current position, internal units, side to move.
+    pub fn evaluate(&self) -> i32 {
+        let mut board = Board::new(self.pos.clone(), &self.history, &self.net, self.simd);
+        board.evaluate(&self.net)
+    }
+
+    /// Searches the current position within `limits`, calling `report` for every `info`
+    /// line. Returns when the search is over: at a limit, on `stop`, and for `infinite`
+    /// and `ponder` searches not before `stop` or `ponderhit` arrive.
+    pub fn go(
+        &mut self,
+        limits: &Limits,
+        control: &Control,
+        report: &mut dyn FnMut(&Report),
+    ) -> Outcome {
+        let start = Instant::now();
+        let mut root_moves: Vec<Move> = self.pos.legal_moves().into_iter().collect();
+        if !limits.search_moves.is_empty() {
+            root_moves.retain(|m| limits.search_moves.contains(m));
+        }
+        self.tt.new_search();
+        let search_limits = SearchLimits {
+            budget: limits.budget(self.pos.turn(), self.settings.move_overhead),
+            depth: limits.depth.map(|d| d.min(i32::MAX as u32) as i32),
+            nodes: limits.nodes,
+            mate: limits.mate,
+            multipv: self.settings.multipv,
+        };
+        let shared = Shared {
+            tt: &self.tt,
+            net: &self.net,
+            control,
+            limits: search_limits,
+            nodes: (0..self.threads.len()).map(|_| PaddedCounter::default()).collect(),
+            start,
+        };
+        let board = Board::new(self.pos.clone(), &self.history, &self.net, self.simd);
+        let (main_data, helper_data) = self.threads.split_first_mut().expect("one thread");
+
+        let (best, depth) = std::thread::scope(|scope| {
+            let shared = &shared;
+            let mut helpers = Vec::new();
+            for (i, data) in helper_data.iter_mut().enumerate() {
+                let board = board.clone();
+                let root_moves = &root_moves;
+                let handle = std::thread::Builder::new()
+                    .name(format!("search-{}", i + 1))
+                    .stack_size(SEARCH_STACK_BYTES)
+                    .spawn_scoped(scope, move || {
+                        Thread::new(i + 1, shared, data, board, root_moves).iterate(&mut |_| {});
+                    });
+                match handle {
+                    Ok(h) => helpers.push(h),
+                    Err(e) => eprintln!("info string could not start a search thread: {e}"),
+                }
+            }
+            let mut main = Thread::new(0, shared, main_data, board, &root_moves);
+            main.iterate(report);
+            // A finished infinite or ponder search waits for its `stop` or `ponderhit`.
+            while !control.stop.load(Relaxed)
+                && (limits.infinite || control.pondering.load(Relaxed))
+            {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            control.stop.store(true, Relaxed);
+            for h in helpers {
+                let _ = h.join();
+            }
+            (main.root_moves.first().cloned(), main.completed_depth)
+        });
+
+        let nodes = shared.nodes.iter().map(|n| n.0.load(Relaxed)).sum();
+        let Some(best) = best else {
+            return Outcome { nodes, ..Outcome::default() };
+        };
+        let ponder = best.pv.get(1).copied().or_else(|| self.guess_reply(best.mv));
+        Outcome { best: Some(best.mv), ponder, score: best.score, depth, nodes }
+    }
+
+    /// The stored best reply to `m`, if the table has one that is legal.
+    fn guess_reply(&self, m: Move) -> Option<Move> {
+        let mut after = self.pos.clone();
+        after.play_unchecked(m);
+        let hit = self.tt.probe(key_of(&after), 0)?;
+        after.legal_moves().into_iter().find(|&r| pack(r) == hit.mv)
+    }
+
+    /// Castling notation of the current position.
+    pub fn castling_mode(&self) -> CastlingMode {
+        self.pos.castles().mode()
+    }
+}
+
+/// Parses a FEN (with or without its move counters) into a legal position. Chess960
+/// castling rights (Shredder-FEN or X-FEN) are accepted in standard mode too, since the
+/// position is legal; the mode only decides how castling moves are written.
+pub fn parse_position(fen: &str, mode: CastlingMode) -> Result<Chess, String> {
+    let parsed: Fen = fen.parse().map_err(|e| format!("invalid FEN '{fen}': {e}"))?;
+    match parsed.clone().into_position(mode) {
+        Ok(pos) => Ok(pos),
+        Err(e) => parsed
+            .into_position(CastlingMode::Chess960)
+            .map_err(|_| format!("illegal position '{fen}': {e}")),
+    }
+}
+
+/// A legal move of `pos` in UCI notation (`e1g1` and `e1h1` both castle in standard chess).
+pub fn parse_move(pos: &Chess, text: &str) -> Option<Move> {
+    text.parse::<UciMove>().ok()?.to_move(pos).ok()
+}

@@ -1,0 +1,159 @@
+//! Move-ordering statistics learned during the search: which quiet moves caused cutoffs
+//! (butterfly history, by side and from/to squares), which captures did (capture history,
+//! by moving piece, target square and captured kind), which quiet moves did after a given
+//! move one and two plies earlier (continuation history), and the countermove that last
+//! refuted each move.
+//!
+//! Every table is updated by the same "gravity" rule, `h += b - h·|b| / MAX`: a bonus
+//! pulls the entry toward +MAX and a malus toward −MAX, with steps that shrink as it nears
+//! the bound, so entries stay in range and recent results weigh more than old ones.
+
+use shakmaty::{CastlingSide, Color, Move, Piece};
+
+/// Bound of every history entry.
+pub const HISTORY_MAX: i32 = 16384;
+/// Number of (piece, square) contexts: 12 pieces × 64 squares.
+pub const CONTEXTS: usize = 12 * 64;
+
+/// The bonus for a move that caused (or malus for one that failed before) a cutoff at
+/// `depth`: deeper cutoffs say more.
+#[inline]
+pub fn bonus(depth: i32) -> i32 {
+    (300 * depth - 250).clamp(50, 1500)
+}
+
+#[inline]
+fn gravity(entry: &mut i16, bonus: i32) {
+    let e = i32::from(*entry);
+    *entry = (e + bonus - e * bonus.abs() / HISTORY_MAX) as i16;
+}
+
+#[inline]
+fn piece_index(piece: Piece) -> usize {
+    usize::from(piece.color == Color::Black) * 6 + piece.role as usize - 1
+}
+
+/// The context of a move for continuation history and countermoves: the piece that
+/// moved (a castling king for castling) and its destination.
+#[inline]
+pub fn context(turn: Color, m: Move) -> usize {
+    let to = match m {
+        Move::Castle { king, rook } => {
+            let side = if rook > king { CastlingSide::KingSide } else { CastlingSide::QueenSide };
+            side.king_to(turn)
+        }
+        _ => m.to(),
+    };
+    piece_index(m.role().of(turn)) * 64 + to as usize
+}
+
+/// All the statistics of one search thread.
+pub struct Histories {
+    butterfly: Box<[[i16; 64 * 64]]>,
+    capture: Box<[[[i16; 6]; 64]]>,
+    continuation: Box<[[i16; CONTEXTS]]>,
+    counter: Box<[Option<Move>]>,
+}
+
+impl Default for Histories {
+    fn default() -> Self {
+        Histories {
+            butterfly: vec![[0; 64 * 64]; 2].into_boxed_slice(),
+            capture: vec![[[0; 6]; 64]; 12].into_boxed_slice(),
+            continuation: vec![[0; CONTEXTS]; CONTEXTS].into_boxed_slice(),
+            counter: vec![None; CONTEXTS].into_boxed_slice(),
+        }
+    }
+}
+
+#[inline]
+fn from_to(m: Move) -> usize {
+    m.from().map_or(0, |f| f as usize) * 64 + m.to() as usize
+}
+
+impl Histories {
+    /// Forgets everything (new game).
+    pub fn clear(&mut self) {
+        *self = Histories::default();
+    }
+
+    /// Butterfly score of a quiet move.
+    #[inline]
+    pub fn quiet(&self, turn: Color, m: Move) -> i32 {
+        i32::from(self.butterfly[turn as usize][from_to(m)])
+    }
+
+    /// Continuation score of a move with context `ctx` after a move with context `prev`.
+    #[inline]
+    pub fn continuation(&self, prev: Option<usize>, ctx: usize) -> i32 {
+        prev.map_or(0, |p| i32::from(self.continuation[p][ctx]))
+    }
+
+    /// Capture-history score of a capture (or promotion).
+    #[inline]
+    pub fn capture(&self, turn: Color, m: Move) -> i32 {
+        let captured = m.capture().map_or(0, |r| r as usize - 1);
+        i32::from(self.capture[piece_index(m.role().of(turn))][m.to() as usize][captured])
+    }
+
+    /// Adds `bonus` (negative for a malus) to a quiet move's butterfly and continuation
+    /// entries, given the contexts of the moves one and two plies earlier.
+    pub fn update_quiet(&mut self, turn: Color, m: Move, prev: [Option<usize>; 2], bonus: i32) {
+        gravity(&mut self.butterfly[turn as usize][from_to(m)], bonus);
+        let ctx = context(turn, m);
+        for p in prev.into_iter().flatten() {
+            gravity(&mut self.continuation[p][ctx], bonus);
+        }
+    }
+
+    /// Adds `bonus` to a capture's entry.
+    pub fn update_capture(&mut self, turn: Color, m: Move, bonus: i32) {
+        let captured = m.capture().map_or(0, |r| r as usize - 1);
+        gravity(
+            &mut self.capture[piece_index(m.role().of(turn))][m.to() as usize][captured],
+            bonus,
+        );
+    }
+
+    /// The move that last refuted the move with context `prev`.
+    #[inline]
+    pub fn counter(&self, prev: Option<usize>) -> Option<Move> {
+        prev.and_then(|p| self.counter[p])
+    }
+
+    /// Records `m` as the refutation of the move with context `prev`.
+    pub fn set_counter(&mut self, prev: Option<usize>, m: Move) {
+        if let Some(p) = prev {
+            self.counter[p] = Some(m);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shakmaty::{Role, Square};
+
+    #[test]
+    fn gravity_stays_bounded() {
+        let mut h = Histories::default();
+        let m = Move::Normal {
+            role: Role::Knight,
+            from: Square::G1,
+            capture: None,
+            to: Square::F3,
+            promotion: None,
+        };
+        for _ in 0..1000 {
+            h.update_quiet(Color::White, m, [Some(5), None], bonus(20));
+        }
+        assert!(h.quiet(Color::White, m) <= HISTORY_MAX);
+        assert!(h.quiet(Color::White, m) > HISTORY_MAX * 9 / 10);
+        for _ in 0..1000 {
+            h.update_quiet(Color::White, m, [Some(5), None], -bonus(20));
+        }
+        assert!(h.quiet(Color::White, m) >= -HISTORY_MAX);
+        assert!(h.continuation(Some(5), context(Color::White, m)) < 0);
+        assert_eq!(h.quiet(Color::Black, m), 0);
+    }
+}

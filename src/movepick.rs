@@ -1,0 +1,334 @@
+//! Staged move ordering.
+//!
+//! shakmaty generates all legal moves at once, so the stages here order rather than
+//! generate: the move list is split once into noisy moves (captures and queen promotions)
+//! and quiet ones, and each stage scores and selects only when it is reached, so a cutoff
+//! by the transposition-table move or a good capture never pays for scoring the quiets.
+//!
+//! Order: TT move; captures that do not lose material (by victim value and capture
+//! history), best first; the two killers; the countermove; quiets by butterfly plus
+//! continuation history; captures that lose material, in the order they were found.
+
+use shakmaty::{Chess, Color, Move, MoveList, Position, Role};
+
+use crate::{
+    history::{context, Histories},
+    see::{see_ge, value},
+};
+
+/// A move in 16 bits for the transposition table: from, to (the rook for castling) and
+/// the promotion piece. Zero is "no move".
+#[inline]
+pub fn pack(m: Move) -> u16 {
+    let from = m.from().map_or(0, |s| s as u16);
+    let promo = m.promotion().map_or(0, |r| r as u16);
+    from | (m.to() as u16) << 6 | promo << 12
+}
+
+/// Whether a move is ordered (and pruned) with the captures.
+#[inline]
+pub fn is_noisy(m: Move) -> bool {
+    m.is_capture() || m.promotion() == Some(Role::Queen)
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Stage {
+    TtMove,
+    ScoreNoisy,
+    GoodNoisy,
+    Killer1,
+    Killer2,
+    Counter,
+    ScoreQuiets,
+    Quiets,
+    BadNoisy,
+    Done,
+}
+
+/// What the picker needs to know about the search state.
+#[derive(Clone, Copy, Default)]
+pub struct OrderingHints {
+    /// Move from the transposition table, packed, if any (it may be from another
+    /// position that shares the key: the picker only uses it if it is legal here).
+    pub tt_move: Option<u16>,
+    /// Quiet moves that caused cutoffs at this ply.
+    pub killers: [Option<Move>; 2],
+    /// Contexts of the moves one and two plies earlier (continuation history).
+    pub prev: [Option<usize>; 2],
+}
+
+/// Yields each legal move of a position once, best guesses first.
+pub struct MovePicker {
+    moves: MoveList,
+    scores: [i32; 256],
+    stage: Stage,
+    /// Next index to select from in the current stage.
+    cur: usize,
+    /// `moves[..noisy]` are noisy after the split.
+    noisy: usize,
+    /// `moves[..bad]` are noisy moves that failed SEE, kept for the last stage.
+    bad: usize,
+    tt_move: Option<Move>,
+    killers: [Option<Move>; 2],
+    counter: Option<Move>,
+    /// Quiet moves are left out (quiescence, or late move pruning said so).
+    skip_quiets: bool,
+    prev: [Option<usize>; 2],
+    turn: Color,
+}
+
+impl MovePicker {
+    /// A picker over every legal move (`with_quiets`), or over the noisy ones only.
+    pub fn new(pos: &Chess, hints: OrderingHints, hist: &Histories, with_quiets: bool) -> Self {
+        let mut moves = pos.legal_moves();
+        // Split: noisy moves first.
+        let mut noisy = 0;
+        for i in 0..moves.len() {
+            if is_noisy(moves[i]) {
+                moves.swap(i, noisy);
+                noisy += 1;
+            }
+        }
+        let tt_move = hints
+            .tt_move
+            .and_then(|code| moves.iter().copied().find(|&m| pack(m) == code))
+            .filter(|&m| with_quiets || is_noisy(m));
+        let counter = hist.counter(hints.prev[0]);
+        MovePicker {
+            scores: [0; 256],
+            stage: Stage::TtMove,
+            cur: 0,
+            noisy,
+            bad: 0,
+            tt_move,
+            killers: hints.killers,
+            prev: hints.prev,
+            counter,
+            skip_quiets: !with_quiets,
+            turn: pos.turn(),
+            moves,
+        }
+    }
+
+    /// Number of legal moves in the position (noisy and quiet).
+    pub fn legal_count(&self) -> usize {
+        self.moves.len()
+    }
+
+    /// The transposition-table move, if it is legal here (and noisy, for a noisy-only
+    /// picker).
+    pub fn tt_move(&self) -> Option<Move> {
+        self.tt_move
+    }
+
+    /// Stops yielding quiet moves (late move pruning). Already yielded ones stay yielded.
+    pub fn skip_quiets(&mut self) {
+        self.skip_quiets = true;
+    }
+
+    /// Index of the best-scored move in `moves[from..to]`, swapped to `from`.
+    fn select(&mut self, from: usize, to: usize) -> Move {
+        let mut best = from;
+        for i in from + 1..to {
+            if self.scores[i] > self.scores[best] {
+                best = i;
+            }
+        }
+        self.moves.swap(from, best);
+        self.scores.swap(from, best);
+        self.moves[from]
+    }
+
+    fn is_special(&self, m: Move) -> bool {
+        Some(m) == self.tt_move
+    }
+
+    /// A killer or countermove is yielded in its own stage only if it is a legal quiet
+    /// move that no earlier stage yielded.
+    fn usable_quiet(&self, m: Option<Move>, earlier: &[Option<Move>]) -> Option<Move> {
+        let m = m?;
+        let fresh = !is_noisy(m) && Some(m) != self.tt_move && !earlier.contains(&Some(m));
+        (fresh && self.moves[self.noisy..].contains(&m)).then_some(m)
+    }
+
+    /// The next move, or `None` when every move was yielded.
+    pub fn next(&mut self, pos: &Chess, hist: &Histories) -> Option<Move> {
+        loop {
+            match self.stage {
+                Stage::TtMove => {
+                    self.stage = Stage::ScoreNoisy;
+                    if let Some(m) = self.tt_move {
+                        return Some(m);
+                    }
+                }
+                Stage::ScoreNoisy => {
+                    for i in 0..self.noisy {
+                        let m = self.moves[i];
+                        let victim = m.capture().map_or(0, value);
+                        let promo = m.promotion().map_or(0, value);
+                        self.scores[i] = 16 * (victim + promo) + hist.capture(self.turn, m);
+                    }
+                    self.cur = 0;
+                    self.stage = Stage::GoodNoisy;
+                }
+                Stage::GoodNoisy => {
+                    if self.cur == self.noisy {
+                        self.stage = Stage::Killer1;
+                        continue;
+                    }
+                    let m = self.select(self.cur, self.noisy);
+                    self.cur += 1;
+                    if self.is_special(m) {
+                        continue;
+                    }
+                    if !see_ge(pos, m, 0) {
+                        // Park it at the front for the last stage.
+                        self.moves.swap(self.bad, self.cur - 1);
+                        self.bad += 1;
+                        continue;
+                    }
+                    return Some(m);
+                }
+                Stage::Killer1 => {
+                    self.stage = Stage::Killer2;
+                    if self.skip_quiets {
+                        continue;
+                    }
+                    if let Some(m) = self.usable_quiet(self.killers[0], &[]) {
+                        return Some(m);
+                    }
+                }
+                Stage::Killer2 => {
+                    self.stage = Stage::Counter;
+                    if self.skip_quiets {
+                        continue;
+                    }
+                    if let Some(m) = self.usable_quiet(self.killers[1], &[self.killers[0]]) {
+                        return Some(m);
+                    }
+                }
+                Stage::Counter => {
+                    self.stage = Stage::ScoreQuiets;
+                    if self.skip_quiets {
+                        continue;
+                    }
+                    if let Some(m) = self.usable_quiet(self.counter, &self.killers) {
+                        return Some(m);
+                    }
+                    self.counter = None;
+                }
+                Stage::ScoreQuiets => {
+                    self.stage = Stage::Quiets;
+                    self.cur = self.noisy;
+                    if self.skip_quiets {
+                        continue;
+                    }
+                    let [p1, p2] = self.prev;
+                    for i in self.noisy..self.moves.len() {
+                        let m = self.moves[i];
+                        let ctx = context(self.turn, m);
+                        self.scores[i] = hist.quiet(self.turn, m)
+                            + hist.continuation(p1, ctx)
+                            + hist.continuation(p2, ctx);
+                    }
+                }
+                Stage::Quiets => {
+                    if self.skip_quiets || self.cur == self.moves.len() {
+                        self.stage = Stage::BadNoisy;
+                        self.cur = 0;
+                        continue;
+                    }
+                    let m = self.select(self.cur, self.moves.len());
+                    self.cur += 1;
+                    let already = self.is_special(m)
+                        || Some(m) == self.killers[0]
+                        || Some(m) == self.killers[1]
+                        || Some(m) == self.counter;
+                    if !already {
+                        return Some(m);
+                    }
+                }
+                Stage::BadNoisy => {
+                    if self.cur == self.bad {
+                        self.stage = Stage::Done;
+                        continue;
+                    }
+                    self.cur += 1;
+                    return Some(self.moves[self.cur - 1]);
+                }
+                Stage::Done => return None,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shakmaty::{fen::Fen, CastlingMode};
+
+    /// Every legal move comes out exactly once, whatever the hints.
+    #[test]
+    fn yields_every_move_once() {
+        let fens = [
+            "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+            "rnbq1k1r/pp1Pbppp/2p5/8/2B5/8/PPP1NnPP/RNBQK2R w KQ - 1 8",
+            "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1",
+            "r4rk1/1pp1qppp/p1np1n2/2b1p1B1/2B1P1b1/P1NP1N2/1PP1QPPP/R4RK1 w - - 0 10",
+        ];
+        let hist = Histories::default();
+        for fen in fens {
+            let pos: Chess =
+                fen.parse::<Fen>().unwrap().into_position(CastlingMode::Standard).unwrap();
+            let legal = pos.legal_moves();
+            let quiet: Vec<Move> = legal.iter().copied().filter(|&m| !is_noisy(m)).collect();
+            let hint_sets = [
+                OrderingHints::default(),
+                OrderingHints {
+                    tt_move: Some(pack(legal[legal.len() / 2])),
+                    killers: [quiet.first().copied(), quiet.last().copied()],
+                    prev: [None, None],
+                },
+                OrderingHints {
+                    tt_move: quiet.get(1).map(|&m| pack(m)),
+                    killers: [quiet.get(1).copied(), quiet.get(1).copied()],
+                    prev: [Some(3), Some(700)],
+                },
+            ];
+            for hints in hint_sets {
+                let mut picker = MovePicker::new(&pos, hints, &hist, true);
+                let mut seen = Vec::new();
+                while let Some(m) = picker.next(&pos, &hist) {
+                    assert!(!seen.contains(&m), "{fen}: {m:?} twice");
+                    seen.push(m);
+                }
+                assert_eq!(seen.len(), legal.len(), "{fen}");
+                if let Some(tt) = hints.tt_move {
+                    assert_eq!(pack(seen[0]), tt);
+                }
+                let mut noisy_only = MovePicker::new(&pos, hints, &hist, false);
+                let mut count = 0;
+                while let Some(m) = noisy_only.next(&pos, &hist) {
+                    assert!(is_noisy(m));
+                    count += 1;
+                }
+                assert_eq!(count, legal.len() - quiet.len());
+            }
+        }
+    }
+
+    #[test]
+    fn packed_moves_are_distinct() {
+        let pos: Chess = "r3k2r/1P6/8/8/8/8/8/R3K2R w KQkq - 0 1"
+            .parse::<Fen>()
+            .unwrap()
+            .into_position(CastlingMode::Standard)
+            .unwrap();
+        let mut codes: Vec<u16> = pos.legal_moves().iter().map(|&m| pack(m)).collect();
+        assert!(codes.iter().all(|&c| c != 0));
+        let n = codes.len();
+        codes.sort_unstable();
+        codes.dedup();
+        assert_eq!(codes.len(), n);
+    }
+}

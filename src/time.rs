@@ -1,0 +1,134 @@
+//! Search limits and the time budget for every `go` form.
+//!
+//! A clock game gets two budgets: a soft one, checked between iterations and stretched or
+//! shrunk by how settled the search looks, and a hard one, checked inside the search,
+//! which it never passes. `Move Overhead` (time lost to the GUI and the pipe) comes off
+//! the clock before anything is planned.
+
+use std::time::Duration;
+
+use shakmaty::{Color, Move};
+
+/// Everything a `go` command can ask for. Times in milliseconds.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Limits {
+    /// Remaining clock time per side (White, Black).
+    pub time: [Option<u64>; 2],
+    /// Increment per move per side.
+    pub inc: [Option<u64>; 2],
+    /// Moves until the next time control.
+    pub moves_to_go: Option<u64>,
+    /// Search this many plies at most.
+    pub depth: Option<u32>,
+    /// Search this many nodes at most.
+    pub nodes: Option<u64>,
+    /// Search exactly this long.
+    pub move_time: Option<u64>,
+    /// Look for a mate in this many moves.
+    pub mate: Option<u32>,
+    /// Search until `stop`.
+    pub infinite: bool,
+    /// Search in the opponent's time until `ponderhit` or `stop`.
+    pub ponder: bool,
+    /// Restrict the root to these moves.
+    pub search_moves: Vec<Move>,
+}
+
+/// The time a search may use, measured from its start (or from `ponderhit`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Budget {
+    /// Don't start another iteration after this (before the stability scaling).
+    pub soft: Duration,
+    /// Stop the search at this point, whatever it is doing.
+    pub hard: Duration,
+}
+
+/// Moves assumed left in a game without `movestogo`.
+const SUDDEN_DEATH_MOVES: u64 = 25;
+/// Moves planned for at most, even when a control is far away.
+const MAX_MOVES_TO_GO: u64 = 50;
+
+impl Limits {
+    /// Whether the search is bounded by the clock (not `infinite`, `depth`, ... alone).
+    pub fn is_timed(&self) -> bool {
+        self.move_time.is_some() || self.time.iter().any(Option::is_some)
+    }
+
+    /// The budget for `side` to move, or `None` when time does not limit the search.
+    pub fn budget(&self, side: Color, overhead_ms: u64) -> Option<Budget> {
+        if let Some(t) = self.move_time {
+            let t = Duration::from_millis(t.saturating_sub(overhead_ms).max(1));
+            return Some(Budget { soft: t, hard: t });
+        }
+        let s = usize::from(side == Color::Black);
+        let left = self.time[s]?;
+        let inc = self.inc[s].unwrap_or(0);
+        let available = left.saturating_sub(overhead_ms).max(1);
+        let moves = self.moves_to_go.map_or(SUDDEN_DEATH_MOVES, |m| m.clamp(1, MAX_MOVES_TO_GO));
+        // The hard limit keeps a reserve: a quarter of the clock with several moves to
+        // go, a tenth before the control.
+        let hard_cap =
+            if moves == 1 { available - available / 10 } else { available - available / 4 };
+        let ideal = (available / moves).saturating_add(inc / 4 * 3).min(hard_cap);
+        let hard = ideal.saturating_mul(4).min(hard_cap).max(1);
+        let soft = ideal.clamp(1, hard);
+        Some(Budget { soft: Duration::from_millis(soft), hard: Duration::from_millis(hard) })
+    }
+}
+
+/// How far the soft limit is stretched after an iteration: more time when the best move
+/// just changed or the score fell, less when both have been steady.
+pub fn soft_scale(stable_iterations: u32, score_drop: i32) -> f64 {
+    let stability = [1.8, 1.35, 1.1, 0.95, 0.85, 0.75][stable_iterations.min(5) as usize];
+    let falling = (1.0 + f64::from(score_drop) / 400.0).clamp(0.85, 1.6);
+    stability * falling
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn clock(ms: u64, inc: u64, mtg: Option<u64>) -> Limits {
+        Limits {
+            time: [Some(ms), Some(ms)],
+            inc: [Some(inc), Some(inc)],
+            moves_to_go: mtg,
+            ..Limits::default()
+        }
+    }
+
+    #[test]
+    fn budgets_never_exceed_the_clock() {
+        for ms in [0, 1, 5, 20, 100, 1_000, 10_000, 600_000, u64::MAX / 4] {
+            for inc in [0, 10, 100, 5_000, u64::MAX] {
+                for mtg in [None, Some(1), Some(2), Some(40), Some(1000)] {
+                    let b = clock(ms, inc, mtg).budget(Color::White, 10).unwrap();
+                    assert!(b.soft <= b.hard, "{ms} {inc} {mtg:?}");
+                    let available = ms.saturating_sub(10).max(1);
+                    assert!(b.hard.as_millis() as u64 <= available, "{ms} {inc} {mtg:?}: {b:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn typical_budgets() {
+        let b = clock(10_000, 100, None).budget(Color::Black, 10).unwrap();
+        assert_eq!(b.soft, Duration::from_millis(9_990 / 25 + 75));
+        assert_eq!(b.hard, Duration::from_millis(4 * (9_990 / 25 + 75)));
+        let b = Limits { move_time: Some(1000), ..Limits::default() }.budget(Color::White, 10);
+        assert_eq!(b.unwrap().hard, Duration::from_millis(990));
+        assert_eq!(Limits { depth: Some(5), ..Limits::default() }.budget(Color::White, 10), None);
+        // White's clock is used for White.
+        let mut l = clock(1000, 0, None);
+        l.time[1] = Some(100_000);
+        assert!(l.budget(Color::White, 0).unwrap().hard <= Duration::from_millis(750));
+    }
+
+    #[test]
+    fn instability_buys_time() {
+        assert!(soft_scale(0, 0) > soft_scale(5, 0));
+        assert!(soft_scale(3, 100) > soft_scale(3, 0));
+        assert!(soft_scale(3, -100) < soft_scale(3, 0));
+    }
+}

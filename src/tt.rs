@@ -1,0 +1,311 @@
+//! The transposition table, shared by every search thread without locks.
+//!
+//! Layout: buckets of four 16-byte entries, one 64-byte cache line each. A key picks its
+//! bucket by a multiply-high of the key and the bucket count (no power-of-two size needed,
+//! no modulo). Each entry is two `AtomicU64` words: the packed data, and the key XORed with
+//! that data. A reader accepts an entry only when `check ^ data == key`, so a write torn by
+//! another thread (one word new, one old) reads as a miss instead of as wrong data; no
+//! lock is taken and the loads and stores are `Relaxed`. Lazy SMP tolerates the rare lost
+//! write.
+//!
+//! Replacement: an entry with the same key is overwritten (keeping its move if the new
+//! result has none, and keeping a deeper exact result from the current search); otherwise
+//! the entry with the least `depth - 8 * age` goes, so stale results from earlier searches
+//! are the first to make room.
+//!
+//! Mate scores are stored relative to the node (distance to mate from there) and turned
+//! back into distance from the root when read, so a mate found on one path reads correctly
+//! when the position is reached at another ply.
+
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::Relaxed};
+
+use rayon::prelude::*;
+
+use crate::search::{MATE_IN_MAX, MAX_PLY};
+
+/// How a stored score relates to the true value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bound {
+    /// Nothing stored (only the move and static evaluation are meaningful).
+    None = 0,
+    /// The true score is at most this (the search failed low).
+    Upper = 1,
+    /// The true score is at least this (the search failed high).
+    Lower = 2,
+    /// The true score.
+    Exact = 3,
+}
+
+/// What a probe found.
+#[derive(Clone, Copy, Debug)]
+pub struct Hit {
+    /// Best or refutation move, packed (0 when none).
+    pub mv: u16,
+    /// Search score, already converted to the root's distance for mates.
+    pub score: i32,
+    /// Static evaluation of the position.
+    pub eval: i32,
+    /// Depth of the search that produced `score`.
+    pub depth: i32,
+    /// How `score` bounds the true value.
+    pub bound: Bound,
+    /// Whether the position was on a principal variation.
+    pub pv: bool,
+}
+
+#[derive(Default)]
+struct Entry {
+    check: AtomicU64,
+    data: AtomicU64,
+}
+
+#[derive(Default)]
+#[repr(C, align(64))]
+struct Bucket([Entry; 4]);
+
+const _: () = assert!(std::mem::size_of::<Bucket>() == 64);
+
+/// Stored depth = search depth + this, so that quiescence depths stay non-negative.
+const DEPTH_OFFSET: i32 = 4;
+/// Generations wrap at this value (5 bits of the entry).
+const AGE_CYCLE: u8 = 32;
+
+/// The packed form: move 16 bits, score 16, eval 16, depth 8, bound 2, pv 1, age 5.
+fn pack(mv: u16, score: i32, eval: i32, depth: i32, bound: Bound, pv: bool, age: u8) -> u64 {
+    u64::from(mv)
+        | (u64::from(score as i16 as u16) << 16)
+        | (u64::from(eval as i16 as u16) << 32)
+        | (u64::from((depth + DEPTH_OFFSET).clamp(0, 255) as u8) << 48)
+        | ((bound as u64) << 56)
+        | (u64::from(pv) << 58)
+        | (u64::from(age) << 59)
+}
+
+fn stored_depth(data: u64) -> i32 {
+    i32::from((data >> 48) as u8)
+}
+
+fn stored_age(data: u64) -> u8 {
+    (data >> 59) as u8
+}
+
+fn stored_bound(data: u64) -> Bound {
+    match (data >> 56) & 3 {
+        1 => Bound::Upper,
+        2 => Bound::Lower,
+        3 => Bound::Exact,
+        _ => Bound::None,
+    }
+}
+
+/// Converts a score from root-relative to node-relative before storing.
+pub fn score_to_tt(score: i32, ply: usize) -> i32 {
+    if score >= MATE_IN_MAX {
+        score + ply as i32
+    } else if score <= -MATE_IN_MAX {
+        score - ply as i32
+    } else {
+        score
+    }
+}
+
+/// Converts a stored node-relative score back to root-relative.
+pub fn score_from_tt(score: i32, ply: usize) -> i32 {
+    if score >= MATE_IN_MAX {
+        score - ply as i32
+    } else if score <= -MATE_IN_MAX {
+        score + ply as i32
+    } else {
+        score
+    }
+}
+
+/// The shared table.
+pub struct TranspositionTable {
+    buckets: Vec<Bucket>,
+    age: AtomicU8,
+}
+
+impl TranspositionTable {
+    /// A table of (about) `megabytes` MiB, at least one bucket.
+    ///
+    /// # Panics
+    /// When the memory cannot be had; [`TranspositionTable::try_new`] reports it instead.
+    pub fn new(megabytes: usize) -> TranspositionTable {
+        Self::try_new(megabytes).expect("memory for the hash table")
+    }
+
+    /// A table of (about) `megabytes` MiB, or an error when the memory cannot be had.
+    pub fn try_new(megabytes: usize) -> anyhow::Result<TranspositionTable> {
+        let count = (megabytes.saturating_mul(1 << 20) / std::mem::size_of::<Bucket>()).max(1);
+        let mut buckets = Vec::new();
+        buckets
+            .try_reserve_exact(count)
+            .map_err(|_| anyhow::anyhow!("cannot allocate a {megabytes} MB hash table"))?;
+        buckets.resize_with(count, Bucket::default);
+        Ok(TranspositionTable { buckets, age: AtomicU8::new(0) })
+    }
+
+    /// Size in MiB, as given to [`TranspositionTable::new`] (rounded down).
+    pub fn megabytes(&self) -> usize {
+        (self.buckets.len() * std::mem::size_of::<Bucket>()) >> 20
+    }
+
+    /// Forgets everything (`ucinewgame`, `Clear Hash`), clearing in parallel.
+    pub fn clear(&self) {
+        self.buckets.par_chunks(1 << 14).for_each(|chunk| {
+            for bucket in chunk {
+                for e in &bucket.0 {
+                    e.check.store(0, Relaxed);
+                    e.data.store(0, Relaxed);
+                }
+            }
+        });
+        self.age.store(0, Relaxed);
+    }
+
+    /// Starts a new search generation, so that older entries are replaced first.
+    pub fn new_search(&self) {
+        self.age.store((self.age.load(Relaxed) + 1) % AGE_CYCLE, Relaxed);
+    }
+
+    #[inline]
+    fn bucket(&self, key: u64) -> &Bucket {
+        let index = (u128::from(key) * self.buckets.len() as u128) >> 64;
+        &self.buckets[index as usize]
+    }
+
+    /// Asks the processor to start loading `key`'s bucket into the cache.
+    #[inline]
+    pub fn prefetch(&self, key: u64) {
+        // A plain read is the portable prefetch: it costs a load, not a dependency.
+        let _ = self.bucket(key).0[0].data.load(Relaxed);
+    }
+
+    /// Looks `key` up; `ply` converts mate scores to the root's distance.
+    #[inline]
+    pub fn probe(&self, key: u64, ply: usize) -> Option<Hit> {
+        for e in &self.bucket(key).0 {
+            let data = e.data.load(Relaxed);
+            if data != 0 && e.check.load(Relaxed) ^ data == key {
+                return Some(Hit {
+                    mv: data as u16,
+                    score: score_from_tt(i32::from((data >> 16) as u16 as i16), ply),
+                    eval: i32::from((data >> 32) as u16 as i16),
+                    depth: stored_depth(data) - DEPTH_OFFSET,
+                    bound: stored_bound(data),
+                    pv: (data >> 58) & 1 != 0,
+                });
+            }
+        }
+        None
+    }
+
+    /// Stores a search result for `key`, found at `ply` from the root.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub fn store(
+        &self,
+        key: u64,
+        ply: usize,
+        mv: u16,
+        score: i32,
+        eval: i32,
+        depth: i32,
+        bound: Bound,
+        pv: bool,
+    ) {
+        let age = self.age.load(Relaxed);
+        let bucket = self.bucket(key);
+        let mut victim = &bucket.0[0];
+        let mut victim_worth = i32::MAX;
+        for e in &bucket.0 {
+            let data = e.data.load(Relaxed);
+            if data == 0 || e.check.load(Relaxed) ^ data == key {
+                victim = e;
+                if data != 0 {
+                    // Same position: keep what is worth more than the new result.
+                    let old_depth = stored_depth(data) - DEPTH_OFFSET;
+                    let keep_exact = stored_bound(data) == Bound::Exact
+                        && bound != Bound::Exact
+                        && stored_age(data) == age
+                        && old_depth > depth + 2;
+                    if keep_exact {
+                        return;
+                    }
+                    let mv = if mv == 0 { data as u16 } else { mv };
+                    let data = pack(mv, score_to_tt(score, ply), eval, depth, bound, pv, age);
+                    e.check.store(key ^ data, Relaxed);
+                    e.data.store(data, Relaxed);
+                    return;
+                }
+                break;
+            }
+            let age_gap = i32::from((AGE_CYCLE + age - stored_age(data)) % AGE_CYCLE);
+            let worth = stored_depth(data) - 8 * age_gap;
+            if worth < victim_worth {
+                victim_worth = worth;
+                victim = e;
+            }
+        }
+        let data = pack(mv, score_to_tt(score, ply), eval, depth, bound, pv, age);
+        victim.check.store(key ^ data, Relaxed);
+        victim.data.store(data, Relaxed);
+    }
+
+    /// Permille of entries written in the current search, from a sample of the table.
+    pub fn hashfull(&self) -> usize {
+        let age = self.age.load(Relaxed);
+        let sample = self.buckets.len().min(250);
+        let used: usize = self.buckets[..sample]
+            .iter()
+            .flat_map(|b| &b.0)
+            .filter(|e| {
+                let data = e.data.load(Relaxed);
+                data != 0 && stored_age(data) == age
+            })
+            .count();
+        used * 1000 / (sample * 4)
+    }
+}
+
+const _: () = assert!(MAX_PLY as i32 + DEPTH_OFFSET < 256);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::search::MATE;
+
+    #[test]
+    fn store_and_probe_round_trip() {
+        let tt = TranspositionTable::new(1);
+        tt.store(0xDEAD_BEEF, 3, 1234, -517, 88, 7, Bound::Lower, true);
+        let hit = tt.probe(0xDEAD_BEEF, 3).expect("stored");
+        assert_eq!((hit.mv, hit.score, hit.eval, hit.depth), (1234, -517, 88, 7));
+        assert_eq!(hit.bound, Bound::Lower);
+        assert!(hit.pv);
+        assert!(tt.probe(0xDEAD_BEEE, 3).is_none());
+        tt.clear();
+        assert!(tt.probe(0xDEAD_BEEF, 3).is_none());
+    }
+
+    #[test]
+    fn mate_scores_are_stored_relative_to_the_node() {
+        let tt = TranspositionTable::new(1);
+        // Mate in 5 plies from the root, found at ply 3: mate in 2 plies from the node.
+        tt.store(42, 3, 0, MATE - 5, 0, 4, Bound::Exact, false);
+        // Reached again at ply 7, it is mate in 9 plies from the root.
+        assert_eq!(tt.probe(42, 7).unwrap().score, MATE - 9);
+        tt.store(43, 2, 0, -(MATE - 6), 0, 4, Bound::Exact, false);
+        assert_eq!(tt.probe(43, 4).unwrap().score, -(MATE - 8));
+    }
+
+    #[test]
+    fn quiescence_depths_and_sizes() {
+        let tt = TranspositionTable::new(2);
+        assert_eq!(tt.megabytes(), 2);
+        tt.store(9, 0, 0, 10, 10, -1, Bound::Upper, false);
+        assert_eq!(tt.probe(9, 0).unwrap().depth, -1);
+        assert_eq!(TranspositionTable::new(0).buckets.len(), 1);
+    }
+}
