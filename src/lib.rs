@@ -1,7 +1,8 @@
 //! Nue: a UCI chess engine with a HalfKP NNUE evaluation and its own CPU trainer.
 //!
 //! Module map:
-//! - [`engine`]: the typed API (position, go, options) that bench and tests use.
+//! - [`uci`]: the protocol loop and the option table; owns no search logic.
+//! - [`engine`]: the typed API (position, go, stop, options) that UCI, bench and tests use.
 //! - [`search`]: iterative deepening, aspiration windows, PVS, quiescence, Lazy SMP.
 //! - [`movepick`], [`history`], [`see`]: move ordering and static exchange evaluation.
 //! - [`tt`]: the shared lockless transposition table.
@@ -28,3 +29,4 @@ pub mod time;
 pub mod tools;
 pub mod train;
 pub mod tt;
+pub mod uci;

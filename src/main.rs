@@ -1,4 +1,5 @@
-//! The `nue` binary: runs one of the subcommands below.
+//! The `nue` binary: with no arguments it speaks UCI on stdin/stdout; otherwise it runs
+//! one of the subcommands below.
 
 use std::{path::PathBuf, process::ExitCode};
 
@@ -40,6 +41,8 @@ enum Command {
     },
     /// Train a net on the CPU and export it in the Stockfish 12 format.
     Train(nue::train::TrainArgs),
+    /// Speak UCI (the same as running without a subcommand).
+    Uci,
 }
 
 fn main() -> ExitCode {
@@ -54,10 +57,7 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        None => {
-            <Cli as clap::CommandFactory>::command().print_help()?;
-            Ok(())
-        }
+        None | Some(Command::Uci) => nue::uci::run(),
         Some(Command::Bench { depth }) => {
             let result = nue::bench::run(depth, true)?;
             println!("{} nodes {} nps", result.nodes, result.nps());

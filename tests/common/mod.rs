@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod engine;
+
 use std::{path::PathBuf, sync::OnceLock};
 
 use nue::nnue::Network;

@@ -1,0 +1,470 @@
+//! The UCI protocol: reads commands from stdin, answers on stdout.
+//!
+//! The search runs on its own thread, which owns the [`Engine`] while it searches and
+//! hands it back when it is done; the reading thread stays free to answer `isready`,
+//! `stop`, `ponderhit` and `quit` at once. Any other command that arrives mid-search
+//! first stops the search (a GUI should not send one then). Every malformed input gets an
+//! `info string` explaining what was wrong, and the engine keeps its state.
+
+pub mod options;
+
+use std::{
+    io::{BufRead, Write},
+    sync::{atomic::Ordering::Relaxed, Arc},
+    thread::JoinHandle,
+};
+
+use anyhow::Result;
+use shakmaty::{fen::Fen, CastlingMode, Chess, Color, EnPassantMode, Position};
+
+use self::options::{Name, Value, OPTIONS};
+use crate::{
+    engine::{parse_move, parse_position, Engine, SEARCH_STACK_BYTES},
+    nnue::{internal_to_cp, PAWN_VALUE},
+    search::{Control, Report, MATE, MATE_IN_MAX},
+    time::Limits,
+    tt::Bound,
+};
+
+/// Writes one line to stdout and flushes, holding the lock so lines never interleave.
+pub fn send(line: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}");
+    let _ = out.flush();
+}
+
+/// Formats a score for `info`: `cp <n>` or `mate <moves>`.
+pub fn format_score(score: i32) -> String {
+    if score >= MATE_IN_MAX {
+        format!("mate {}", (MATE - score + 1) / 2)
+    } else if score <= -MATE_IN_MAX {
+        format!("mate -{}", (MATE + score) / 2)
+    } else {
+        format!("cp {}", internal_to_cp(score))
+    }
+}
+
+/// Formats a search report as an `info` line.
+pub fn format_report(r: &Report, mode: CastlingMode) -> String {
+    let ms = r.elapsed.as_millis();
+    let nps = (r.nodes as f64 / r.elapsed.as_secs_f64().max(1e-3)) as u64;
+    let bound = match r.bound {
+        Bound::Lower => " lowerbound",
+        Bound::Upper => " upperbound",
+        _ => "",
+    };
+    let pv: Vec<String> = r.pv.iter().map(|m| m.to_uci(mode).to_string()).collect();
+    format!(
+        "info depth {} seldepth {} multipv {} score {}{bound} nodes {} nps {nps} hashfull {} time {ms} pv {}",
+        r.depth,
+        r.seldepth,
+        r.multipv,
+        format_score(r.score),
+        r.nodes,
+        r.hashfull,
+        pv.join(" ")
+    )
+}
+
+/// The protocol state: the engine (absent while a search holds it) and the option values
+/// that are not the engine's business.
+pub struct Uci {
+    engine: Option<Engine>,
+    search: Option<JoinHandle<Engine>>,
+    control: Arc<Control>,
+    chess960: bool,
+}
+
+/// Runs the UCI loop until `quit` or the end of input.
+pub fn run() -> Result<()> {
+    let mut uci = Uci::new()?;
+    let stdin = std::io::stdin();
+    let mut line = String::new();
+    loop {
+        line.clear();
+        match stdin.lock().read_line(&mut line) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) => {
+                // Not UTF-8, most likely: say so and go on.
+                send(&format!("info string cannot read input: {e}"));
+                continue;
+            }
+        }
+        if !uci.handle(&line) {
+            break;
+        }
+    }
+    uci.stop_search();
+    Ok(())
+}
+
+impl Uci {
+    /// A fresh engine with the default options.
+    pub fn new() -> Result<Uci> {
+        Ok(Uci {
+            engine: Some(Engine::new(16)?),
+            search: None,
+            control: Arc::default(),
+            chess960: false,
+        })
+    }
+
+    fn mode(&self) -> CastlingMode {
+        if self.chess960 {
+            CastlingMode::Chess960
+        } else {
+            CastlingMode::Standard
+        }
+    }
+
+    /// Stops a running search (it prints its `bestmove`) and takes the engine back.
+    fn stop_search(&mut self) {
+        if let Some(handle) = self.search.take() {
+            self.control.stop.store(true, Relaxed);
+            self.control.pondering.store(false, Relaxed);
+            match handle.join() {
+                Ok(engine) => self.engine = Some(engine),
+                Err(_) => {
+                    send("info string the search thread failed; starting a fresh engine");
+                    self.engine = Engine::new(16).ok();
+                }
+            }
+        }
+    }
+
+    /// The engine, after waiting for a search that has already finished, or stopping
+    /// one that has not.
+    fn engine(&mut self) -> &mut Engine {
+        if self.search.as_ref().is_some_and(|h| !h.is_finished()) {
+            send("info string a search is running; stopping it first");
+        }
+        self.stop_search();
+        if self.engine.is_none() {
+            self.engine = Some(Engine::new(16).expect("a 16 MB engine"));
+        }
+        self.engine.as_mut().expect("just set")
+    }
+
+    /// Handles one input line; `false` means quit.
+    pub fn handle(&mut self, line: &str) -> bool {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let Some((&command, args)) = words.split_first() else {
+            return true;
+        };
+        match command {
+            "uci" => {
+                send(&format!("id name Nue {}", env!("CARGO_PKG_VERSION")));
+                send("id author the Nue developers");
+                for spec in &OPTIONS {
+                    send(&spec.to_string());
+                }
+                send("uciok");
+            }
+            "isready" => send("readyok"),
+            "ucinewgame" => self.engine().new_game(),
+            "setoption" => self.set_option(args),
+            "position" => self.position(args),
+            "go" => self.go(args),
+            "stop" => self.stop_search(),
+            "ponderhit" => self.control.pondering.store(false, Relaxed),
+            "quit" => return false,
+            "d" => self.display(),
+            "eval" => self.eval(),
+            "debug" | "register" => {}
+            _ => send(&format!("info string unknown command '{}'", line.trim())),
+        }
+        true
+    }
+
+    fn set_option(&mut self, args: &[&str]) {
+        let setting = match options::parse(args) {
+            Ok(s) => s,
+            Err(e) => return send(&format!("info string {e}")),
+        };
+        if let Some(note) = &setting.note {
+            send(&format!("info string {note}"));
+        }
+        let engine = self.engine();
+        match (setting.name, setting.value) {
+            (Name::Hash, Value::Int(mb)) => {
+                if let Err(e) = engine.set_hash(mb as usize) {
+                    send(&format!("info string {e:#}"));
+                }
+            }
+            (Name::Threads, Value::Int(n)) => engine.set_threads(n as usize),
+            (Name::ClearHash, _) => engine.clear_hash(),
+            (Name::MultiPv, Value::Int(n)) => engine.settings.multipv = n as usize,
+            (Name::MoveOverhead, Value::Int(ms)) => engine.settings.move_overhead = ms as u64,
+            (Name::EvalFile, Value::Text(path)) => {
+                let default = crate::nnue::default_net::NAME;
+                if path.is_empty() || path == "<default>" || path == default {
+                    engine.use_default_net();
+                } else {
+                    match engine.load_net(std::path::Path::new(&path)) {
+                        Ok(()) => send(&format!("info string loaded net {path}")),
+                        Err(e) => send(&format!(
+                            "info string {e:#}; keeping the net {}",
+                            engine.net_name()
+                        )),
+                    }
+                }
+            }
+            (Name::Chess960, Value::Bool(on)) => self.chess960 = on,
+            (Name::ShowWdl, Value::Bool(on)) => {
+                if on {
+                    send("info string UCI_ShowWDL: win/draw/loss output is not implemented yet; scores stay in centipawns");
+                }
+            }
+            (Name::SyzygyPath, Value::Text(path)) => {
+                if !path.is_empty() {
+                    send("info string SyzygyPath: tablebase probing is not implemented yet; the path is ignored");
+                }
+            }
+            (Name::Ponder, _) => {}
+            (name, value) => send(&format!("info string cannot apply {value:?} to {name:?}")),
+        }
+    }
+
+    /// `position startpos|fen <fen> [moves ...]`. A bad FEN keeps the old position; an
+    /// illegal move keeps the position reached before it.
+    fn position(&mut self, args: &[&str]) {
+        let moves_at = args.iter().position(|&w| w == "moves").unwrap_or(args.len());
+        let (setup, moves) = args.split_at(moves_at);
+        let mode = self.mode();
+        let root = match setup {
+            ["startpos"] => Chess::default(),
+            ["fen", fen @ ..] if !fen.is_empty() => match parse_position(&fen.join(" "), mode) {
+                Ok(pos) => pos,
+                Err(e) => return send(&format!("info string {e}; position unchanged")),
+            },
+            _ => {
+                return send(&format!(
+                    "info string expected 'position startpos|fen <fen> [moves ...]', got 'position {}'; position unchanged",
+                    args.join(" ")
+                ))
+            }
+        };
+        let mut pos = root.clone();
+        let mut played = Vec::new();
+        for &text in moves.iter().skip(1) {
+            match parse_move(&pos, text) {
+                Some(m) => {
+                    played.push(m);
+                    pos.play_unchecked(m);
+                }
+                None => {
+                    send(&format!(
+                        "info string illegal move '{text}' in {}; the position stops before it",
+                        Fen::from_position(&pos, EnPassantMode::Legal)
+                    ));
+                    break;
+                }
+            }
+        }
+        self.engine().set_position(root, &played);
+    }
+
+    fn go(&mut self, args: &[&str]) {
+        let mode = self.mode();
+        let engine = self.engine();
+        if args.first() == Some(&"perft") {
+            match args.get(1).map(|d| d.parse::<u32>()) {
+                Some(Ok(d)) => {
+                    crate::perft::print_divide(engine.position(), d.min(12), mode);
+                }
+                _ => send("info string usage: go perft <depth>"),
+            }
+            return;
+        }
+        let limits = parse_go(args, engine.position());
+        let mut engine = self.engine.take().expect("engine() returned it");
+        self.control = Arc::new(Control::default());
+        self.control.pondering.store(limits.ponder, Relaxed);
+        let control = Arc::clone(&self.control);
+        let spawned = std::thread::Builder::new()
+            .name("search".into())
+            .stack_size(SEARCH_STACK_BYTES)
+            .spawn(move || {
+                let outcome = engine.go(&limits, &control, &mut |r| send(&format_report(r, mode)));
+                match outcome.best {
+                    Some(best) => {
+                        let mut line = format!("bestmove {}", best.to_uci(mode));
+                        if let Some(p) = outcome.ponder {
+                            line.push_str(&format!(" ponder {}", p.to_uci(mode)));
+                        }
+                        send(&line);
+                    }
+                    None => {
+                        let score = if engine.position().is_check() { "mate 0" } else { "cp 0" };
+                        send(&format!("info depth 0 score {score}"));
+                        send("bestmove (none)");
+                    }
+                }
+                engine
+            });
+        match spawned {
+            Ok(handle) => self.search = Some(handle),
+            Err(e) => {
+                send(&format!("info string cannot start the search thread: {e}"));
+                self.engine = Engine::new(16).ok();
+            }
+        }
+    }
+
+    fn display(&mut self) {
+        let mode = self.mode();
+        let engine = self.engine();
+        let pos = engine.position();
+        let board = pos.board();
+        let mut out = String::new();
+        for rank in (0..8).rev() {
+            out.push_str(" +---+---+---+---+---+---+---+---+\n");
+            for file in 0..8 {
+                let sq = shakmaty::Square::from_coords(
+                    shakmaty::File::new(file),
+                    shakmaty::Rank::new(rank),
+                );
+                let c = board.piece_at(sq).map_or(' ', |p| p.char());
+                out.push_str(&format!(" | {c}"));
+            }
+            out.push_str(&format!(" | {}\n", rank + 1));
+        }
+        out.push_str(" +---+---+---+---+---+---+---+---+\n   a   b   c   d   e   f   g   h\n");
+        for line in out.lines() {
+            send(line);
+        }
+        send(&format!("Fen: {}", Fen::from_position(pos, EnPassantMode::Legal)));
+        send(&format!("Key: {:016X}", crate::board::key_of(pos)));
+        let checkers: Vec<String> = pos.checkers().into_iter().map(|s| s.to_string()).collect();
+        send(&format!("Checkers: {}", checkers.join(" ")));
+        let _ = mode;
+    }
+
+    fn eval(&mut self) {
+        let engine = self.engine();
+        let pos = engine.position().clone();
+        let v = engine.evaluate();
+        let white = if pos.turn() == Color::White { v } else { -v };
+        send(&format!(
+            "info string NNUE evaluation {:+.2} (White's view; {white} internal units, {PAWN_VALUE} per pawn; net {})",
+            f64::from(internal_to_cp(white)) / 100.0,
+            engine.net_name()
+        ));
+    }
+}
+
+/// Parses the words after `go`. Unknown words and malformed numbers are reported and
+/// skipped; negative times count as zero.
+pub fn parse_go(args: &[&str], pos: &Chess) -> Limits {
+    let mut limits = Limits::default();
+    let mut i = 0;
+    let number = |i: usize, what: &str| -> Option<u64> {
+        let Some(text) = args.get(i + 1) else {
+            send(&format!("info string go {what} needs a value"));
+            return None;
+        };
+        match text.parse::<i128>() {
+            Ok(n) => Some(n.clamp(0, i128::from(u64::MAX)) as u64),
+            Err(_) => {
+                send(&format!("info string go {what}: '{text}' is not a number; ignored"));
+                None
+            }
+        }
+    };
+    while i < args.len() {
+        let word = args[i];
+        let mut consumed = 2;
+        match word {
+            "wtime" => limits.time[0] = number(i, word),
+            "btime" => limits.time[1] = number(i, word),
+            "winc" => limits.inc[0] = number(i, word),
+            "binc" => limits.inc[1] = number(i, word),
+            "movestogo" => limits.moves_to_go = number(i, word).map(|n| n.max(1)),
+            "depth" => limits.depth = number(i, word).map(|n| n.clamp(1, 1000) as u32),
+            "nodes" => limits.nodes = number(i, word).map(|n| n.max(1)),
+            "movetime" => limits.move_time = number(i, word),
+            "mate" => limits.mate = number(i, word).map(|n| n.clamp(1, 1000) as u32),
+            "infinite" => {
+                limits.infinite = true;
+                consumed = 1;
+            }
+            "ponder" => {
+                limits.ponder = true;
+                consumed = 1;
+            }
+            "searchmoves" => {
+                consumed = 1;
+                while let Some(text) = args.get(i + consumed) {
+                    match parse_move(pos, text) {
+                        Some(m) => limits.search_moves.push(m),
+                        None if is_go_keyword(text) => break,
+                        None => send(&format!(
+                            "info string searchmoves: '{text}' is not a legal move; ignored"
+                        )),
+                    }
+                    consumed += 1;
+                }
+            }
+            _ => {
+                send(&format!("info string go: unknown parameter '{word}' ignored"));
+                consumed = 1;
+            }
+        }
+        i += consumed;
+    }
+    limits
+}
+
+fn is_go_keyword(word: &str) -> bool {
+    matches!(
+        word,
+        "wtime"
+            | "btime"
+            | "winc"
+            | "binc"
+            | "movestogo"
+            | "depth"
+            | "nodes"
+            | "movetime"
+            | "mate"
+            | "infinite"
+            | "ponder"
+            | "searchmoves"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scores() {
+        assert_eq!(format_score(208), "cp 100");
+        assert_eq!(format_score(-104), "cp -50");
+        assert_eq!(format_score(MATE - 1), "mate 1");
+        assert_eq!(format_score(MATE - 2), "mate 1");
+        assert_eq!(format_score(MATE - 3), "mate 2");
+        assert_eq!(format_score(-MATE + 2), "mate -1");
+        assert_eq!(format_score(-MATE + 4), "mate -2");
+    }
+
+    #[test]
+    fn go_parameters() {
+        let pos = Chess::default();
+        let l = parse_go(
+            &"wtime 1000 btime -5 winc 10 movestogo 0 searchmoves e2e4 d2d4 depth 7"
+                .split(' ')
+                .collect::<Vec<_>>(),
+            &pos,
+        );
+        assert_eq!(l.time, [Some(1000), Some(0)]);
+        assert_eq!(l.inc, [Some(10), None]);
+        assert_eq!(l.moves_to_go, Some(1));
+        assert_eq!(l.search_moves.len(), 2);
+        assert_eq!(l.depth, Some(7));
+        let l = parse_go(&"depth x infinite".split(' ').collect::<Vec<_>>(), &pos);
+        assert_eq!(l.depth, None);
+        assert!(l.infinite);
+    }
+}

@@ -1,0 +1,230 @@
+//! The UCI options, declared once: the table drives both the `uci` listing and the
+//! parsing of `setoption`, so an option cannot be listed without being handled.
+
+use std::fmt;
+
+/// The kind of an option, with its default and bounds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// An integer in `min..=max`.
+    Spin { default: i64, min: i64, max: i64 },
+    /// `true` or `false`.
+    Check { default: bool },
+    /// An action without a value.
+    Button,
+    /// Free text (`<empty>` stands for the empty string, as GUIs send it).
+    Text { default: &'static str },
+}
+
+/// Every option Nue understands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Name {
+    /// Hash table size in MiB.
+    Hash,
+    /// Search threads.
+    Threads,
+    /// Empties the hash table.
+    ClearHash,
+    /// Whether the GUI may ask for pondering (informational).
+    Ponder,
+    /// Principal variations to report.
+    MultiPv,
+    /// Milliseconds kept back from every move.
+    MoveOverhead,
+    /// A `.nnue` file to use instead of the embedded net.
+    EvalFile,
+    /// Chess960 castling notation and FENs.
+    Chess960,
+    /// Win/draw/loss statistics in `info` (not implemented yet).
+    ShowWdl,
+    /// Folder of Syzygy tablebases (not implemented yet).
+    SyzygyPath,
+}
+
+/// One row of the table.
+#[derive(Clone, Copy, Debug)]
+pub struct Spec {
+    /// The option.
+    pub name: Name,
+    /// Its name in the protocol.
+    pub uci_name: &'static str,
+    /// Its type, default and bounds.
+    pub kind: Kind,
+}
+
+/// Largest hash table offered, MiB.
+pub const MAX_HASH_MB: i64 = 1 << 20;
+/// Most search threads.
+pub const MAX_THREADS: i64 = 1024;
+
+/// The option table, in the order `uci` lists it.
+pub const OPTIONS: [Spec; 10] = [
+    Spec {
+        name: Name::Hash,
+        uci_name: "Hash",
+        kind: Kind::Spin { default: 16, min: 1, max: MAX_HASH_MB },
+    },
+    Spec {
+        name: Name::Threads,
+        uci_name: "Threads",
+        kind: Kind::Spin { default: 1, min: 1, max: MAX_THREADS },
+    },
+    Spec { name: Name::ClearHash, uci_name: "Clear Hash", kind: Kind::Button },
+    Spec { name: Name::Ponder, uci_name: "Ponder", kind: Kind::Check { default: false } },
+    Spec {
+        name: Name::MultiPv,
+        uci_name: "MultiPV",
+        kind: Kind::Spin { default: 1, min: 1, max: 256 },
+    },
+    Spec {
+        name: Name::MoveOverhead,
+        uci_name: "Move Overhead",
+        kind: Kind::Spin { default: 10, min: 0, max: 5000 },
+    },
+    Spec { name: Name::EvalFile, uci_name: "EvalFile", kind: Kind::Text { default: "<default>" } },
+    Spec { name: Name::Chess960, uci_name: "UCI_Chess960", kind: Kind::Check { default: false } },
+    Spec { name: Name::ShowWdl, uci_name: "UCI_ShowWDL", kind: Kind::Check { default: false } },
+    Spec {
+        name: Name::SyzygyPath,
+        uci_name: "SyzygyPath",
+        kind: Kind::Text { default: "<empty>" },
+    },
+];
+
+/// A parsed option value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Value {
+    /// For spin options, already clamped into range.
+    Int(i64),
+    /// For check options.
+    Bool(bool),
+    /// For buttons.
+    Pressed,
+    /// For text options (`<empty>` turned into "").
+    Text(String),
+}
+
+/// A `setoption` that could be applied, perhaps after fixing its value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Setting {
+    /// Which option.
+    pub name: Name,
+    /// Its new value.
+    pub value: Value,
+    /// A note for the user when the value was adjusted (clamped into range).
+    pub note: Option<String>,
+}
+
+impl fmt::Display for Spec {
+    /// The `option ...` line of the `uci` listing.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "option name {} type ", self.uci_name)?;
+        match self.kind {
+            Kind::Spin { default, min, max } => {
+                write!(f, "spin default {default} min {min} max {max}")
+            }
+            Kind::Check { default } => write!(f, "check default {default}"),
+            Kind::Button => write!(f, "button"),
+            Kind::Text { default } => write!(f, "string default {default}"),
+        }
+    }
+}
+
+/// Parses the words after `setoption`: `name <id...> [value <x...>]`. The name is matched
+/// without regard to case, as the protocol asks.
+pub fn parse(words: &[&str]) -> Result<Setting, String> {
+    if words.first() != Some(&"name") {
+        return Err("expected 'setoption name <id> [value <x>]'".to_string());
+    }
+    let split = words.iter().position(|&w| w == "value").unwrap_or(words.len());
+    let name = words[1..split].join(" ");
+    let value = words.get(split + 1..).map(|v| v.join(" "));
+    let spec = OPTIONS
+        .iter()
+        .find(|s| s.uci_name.eq_ignore_ascii_case(&name))
+        .ok_or_else(|| format!("unknown option '{name}'"))?;
+    let need_value = || {
+        value
+            .clone()
+            .filter(|v| !v.is_empty())
+            .ok_or(format!("option {} needs a value", spec.uci_name))
+    };
+    let (value, note) = match spec.kind {
+        Kind::Spin { min, max, .. } => {
+            let text = need_value()?;
+            let n: i128 = text
+                .parse()
+                .map_err(|_| format!("option {} takes an integer, not '{text}'", spec.uci_name))?;
+            let clamped = n.clamp(i128::from(min), i128::from(max)) as i64;
+            let note = (i128::from(clamped) != n).then(|| {
+                format!("{} {n} is out of range {min}..{max}; using {clamped}", spec.uci_name)
+            });
+            (Value::Int(clamped), note)
+        }
+        Kind::Check { .. } => {
+            let text = need_value()?;
+            match text.to_ascii_lowercase().as_str() {
+                "true" => (Value::Bool(true), None),
+                "false" => (Value::Bool(false), None),
+                _ => {
+                    return Err(format!(
+                        "option {} takes true or false, not '{text}'",
+                        spec.uci_name
+                    ))
+                }
+            }
+        }
+        Kind::Button => (Value::Pressed, None),
+        Kind::Text { .. } => {
+            let text = value.unwrap_or_default();
+            let text = if text == "<empty>" { String::new() } else { text };
+            (Value::Text(text), None)
+        }
+    };
+    Ok(Setting { name: spec.name, value, note })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(s: &str) -> Vec<&str> {
+        s.split_whitespace().collect()
+    }
+
+    #[test]
+    fn names_with_spaces_and_any_case() {
+        let s = parse(&words("name move overhead value 50")).unwrap();
+        assert_eq!((s.name, s.value), (Name::MoveOverhead, Value::Int(50)));
+        let s = parse(&words("name Clear Hash")).unwrap();
+        assert_eq!((s.name, s.value), (Name::ClearHash, Value::Pressed));
+        let s = parse(&words("name EvalFile value /tmp/my net.nnue")).unwrap();
+        assert_eq!(s.value, Value::Text("/tmp/my net.nnue".into()));
+        let s = parse(&words("name SyzygyPath value <empty>")).unwrap();
+        assert_eq!(s.value, Value::Text(String::new()));
+    }
+
+    #[test]
+    fn bad_values_are_rejected_or_clamped() {
+        assert!(parse(&words("name Hash value lots")).unwrap_err().contains("integer"));
+        assert!(parse(&words("name Hash")).unwrap_err().contains("needs a value"));
+        assert!(parse(&words("name Ponder value maybe")).unwrap_err().contains("true or false"));
+        assert!(parse(&words("name Nonsense value 1")).unwrap_err().contains("unknown option"));
+        assert!(parse(&words("value 1")).is_err());
+        let s = parse(&words("name Threads value -5")).unwrap();
+        assert_eq!(s.value, Value::Int(1));
+        assert!(s.note.unwrap().contains("out of range"));
+        let s = parse(&words("name Hash value 99999999999999999999999")).unwrap();
+        assert_eq!(s.value, Value::Int(MAX_HASH_MB));
+    }
+
+    #[test]
+    fn listing_uses_lowercase_defaults() {
+        let lines: Vec<String> = OPTIONS.iter().map(ToString::to_string).collect();
+        assert!(lines.contains(&"option name Ponder type check default false".to_string()));
+        assert!(
+            lines.contains(&"option name Hash type spin default 16 min 1 max 1048576".to_string())
+        );
+        assert!(lines.contains(&"option name Clear Hash type button".to_string()));
+    }
+}

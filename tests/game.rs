@@ -1,0 +1,67 @@
+//! A whole game of the engine against itself at a fast time control, refereed here: every
+//! move must be legal and arrive before its side's clock runs out.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::engine::{best_move, Engine};
+use shakmaty::{uci::UciMove, zobrist::Zobrist64, Chess, Color, EnPassantMode, Position};
+
+#[test]
+fn a_fast_game_against_itself_ends_without_a_time_loss() {
+    let mut players = [Engine::start(), Engine::start()];
+    for p in &mut players {
+        p.send("uci");
+        p.read_until(Duration::from_secs(10), |l| l == "uciok");
+        p.ask("setoption name Hash value 8");
+        p.ask("ucinewgame");
+    }
+    let increment = 20u64;
+    let mut clock = [2000u64, 2000u64];
+    let mut pos = Chess::default();
+    let mut moves: Vec<String> = Vec::new();
+    let mut keys = vec![pos.zobrist_hash::<Zobrist64>(EnPassantMode::Legal)];
+    let verdict = loop {
+        if let Some(outcome) = pos.outcome().known() {
+            break format!("{outcome:?}");
+        }
+        if pos.halfmoves() >= 100 {
+            break "fifty-move rule".to_string();
+        }
+        let key = *keys.last().unwrap();
+        if keys.iter().filter(|&&k| k == key).count() >= 3 {
+            break "threefold repetition".to_string();
+        }
+        if moves.len() >= 400 {
+            break "adjudicated after 400 plies".to_string();
+        }
+        let side = usize::from(pos.turn() == Color::Black);
+        let player = &mut players[side];
+        player.send(&format!("position startpos moves {}", moves.join(" ")));
+        let start = Instant::now();
+        let lines = player.go(
+            &format!("go wtime {} btime {} winc {increment} binc {increment}", clock[0], clock[1]),
+            Duration::from_secs(10),
+        );
+        let used = start.elapsed().as_millis() as u64;
+        assert!(
+            used <= clock[side],
+            "{:?} lost on time: used {used} ms of {} ms",
+            pos.turn(),
+            clock[side]
+        );
+        clock[side] = clock[side] - used + increment;
+        let text = best_move(&lines);
+        let m = text
+            .parse::<UciMove>()
+            .ok()
+            .and_then(|u| u.to_move(&pos).ok())
+            .unwrap_or_else(|| panic!("illegal move {text} after {moves:?}"));
+        pos.play_unchecked(m);
+        keys.push(pos.zobrist_hash::<Zobrist64>(EnPassantMode::Legal));
+        moves.push(text);
+    };
+    assert!(moves.len() >= 10, "game over after {} plies: {verdict}", moves.len());
+    eprintln!("game over after {} plies: {verdict}; clocks {clock:?}", moves.len());
+}

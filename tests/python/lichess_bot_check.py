@@ -1,0 +1,102 @@
+"""What lichess-bot does with an engine, done through python-chess (the library it uses).
+
+Opens the engine, sets every option it declares the way lichess-bot's config would,
+plays a game against itself on the clock with pondering, runs a MultiPV analysis, and
+plays a Chess960 opening. Exits non-zero (with the reason) on any failure.
+
+Usage: python3 tests/python/lichess_bot_check.py path/to/nue
+"""
+
+import sys
+
+import chess
+import chess.engine
+
+# Values lichess-bot users typically configure; managed options (Ponder, MultiPV,
+# UCI_Chess960) are set by python-chess itself.
+SETTINGS = {
+    "Hash": 32,
+    "Threads": 1,
+    "Move Overhead": 100,
+    "EvalFile": "<default>",
+    "UCI_ShowWDL": False,
+    "SyzygyPath": "",
+}
+
+
+def configure_everything(engine):
+    declared = set(engine.options)
+    for name, option in engine.options.items():
+        if option.is_managed():
+            continue
+        if option.type == "button":
+            engine.configure({name: None})
+        elif name in SETTINGS:
+            engine.configure({name: SETTINGS[name]})
+        elif option.default is not None:
+            engine.configure({name: option.default})
+    missing = {"Hash", "Threads", "Ponder", "MultiPV", "Move Overhead", "EvalFile",
+               "UCI_Chess960", "UCI_ShowWDL", "SyzygyPath", "Clear Hash"} - declared
+    assert not missing, f"options not declared: {missing}"
+
+
+def play_clock_game(engine):
+    """A game with clocks and pondering, as lichess-bot plays it."""
+    board = chess.Board()
+    clock = {chess.WHITE: 3.0, chess.BLACK: 3.0}
+    increment = 0.03
+    while not board.is_game_over(claim_draw=True) and board.ply() < 300:
+        limit = chess.engine.Limit(
+            white_clock=clock[chess.WHITE], black_clock=clock[chess.BLACK],
+            white_inc=increment, black_inc=increment)
+        result = engine.play(board, limit, ponder=True, info=chess.engine.INFO_ALL)
+        assert result.move in board.legal_moves, f"illegal move {result.move} in {board.fen()}"
+        if result.ponder is not None:
+            after = board.copy()
+            after.push(result.move)
+            assert result.ponder in after.legal_moves, f"illegal ponder move {result.ponder}"
+        board.push(result.move)
+    print(f"clock game: {board.ply()} plies, {board.result(claim_draw=True)}")
+    assert board.ply() >= 10
+
+
+def analyse_multipv(engine):
+    board = chess.Board("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3")
+    infos = engine.analyse(board, chess.engine.Limit(depth=8), multipv=3)
+    assert len(infos) == 3, infos
+    for info in infos:
+        assert "score" in info and "pv" in info and info["pv"], info
+        assert info["pv"][0] in board.legal_moves
+
+
+def find_mate(engine):
+    board = chess.Board("r2qkb1r/pp2nppp/3p4/2pNN1B1/2BnP3/3P4/PPP2PPP/R2bK2R w KQkq - 1 1")
+    info = engine.analyse(board, chess.engine.Limit(mate=2))
+    assert info["score"].relative == chess.engine.Mate(2), info["score"]
+
+
+def play_chess960(engine):
+    board = chess.Board.from_chess960_pos(518 - 1)  # not the standard setup
+    for _ in range(40):
+        if board.is_game_over():
+            break
+        result = engine.play(board, chess.engine.Limit(time=0.02))
+        assert result.move in board.legal_moves, f"illegal 960 move {result.move}"
+        board.push(result.move)
+    print(f"chess960: {board.ply()} plies")
+
+
+def main():
+    path = sys.argv[1]
+    with chess.engine.SimpleEngine.popen_uci(path, timeout=30) as engine:
+        configure_everything(engine)
+        engine.ping()
+        play_clock_game(engine)
+        analyse_multipv(engine)
+        find_mate(engine)
+        play_chess960(engine)
+    print("python-chess: ok")
+
+
+if __name__ == "__main__":
+    main()
