@@ -401,6 +401,11 @@ impl<'a> Thread<'a> {
             last_score = best.score;
             if let Some(budget) = limits.budget {
                 if !self.shared.control.pondering.load(Relaxed) {
+                    // A mate seen with room to spare will not get shorter: move.
+                    let mate_plies = MATE - best.score.abs();
+                    if mate_plies <= MAX_PLY as i32 && depth >= 2 * mate_plies + 4 {
+                        break;
+                    }
                     let mut soft = budget.soft.as_secs_f64() * soft_scale(stable_iterations, drop);
                     if self.root_moves.len() == 1 {
                         soft *= 0.1; // one legal move: answer quickly
