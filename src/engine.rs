@@ -34,7 +34,7 @@ pub struct Settings {
 
 impl Default for Settings {
     fn default() -> Self {
-        Settings { multipv: 1, move_overhead: 10, threads: 1 }
+        Settings { multipv: 1, move_overhead: 30, threads: 1 }
     }
 }
 
@@ -101,8 +101,10 @@ impl Engine {
         self.tt.clear();
     }
 
-    /// Resizes the hash table; on failure the old table stays.
+    /// Resizes the hash table; when the memory cannot be had, a table of the old size is
+    /// made again (it is cleared either way).
     pub fn set_hash(&mut self, megabytes: usize) -> Result<()> {
+        let old = self.tt.megabytes().max(1);
         // Free the old table first, so that the peak is one table, not two.
         self.tt = TranspositionTable::try_new(1)?;
         match TranspositionTable::try_new(megabytes) {
@@ -111,8 +113,9 @@ impl Engine {
                 Ok(())
             }
             Err(e) => {
-                self.tt = TranspositionTable::try_new(16)?;
-                Err(e.context("the table is 16 MB now"))
+                self.tt = TranspositionTable::try_new(old)
+                    .or_else(|_| TranspositionTable::try_new(16))?;
+                Err(e.context(format!("keeping a {} MB table", self.tt.megabytes())))
             }
         }
     }

@@ -136,7 +136,17 @@ impl TranspositionTable {
     }
 
     /// A table of (about) `megabytes` MiB, or an error when the memory cannot be had.
+    ///
+    /// Linux promises memory it may not have and kills the process when the promise is
+    /// called in, so a request beyond the memory the system reports available is refused
+    /// up front.
     pub fn try_new(megabytes: usize) -> anyhow::Result<TranspositionTable> {
+        if let Some(available) = available_megabytes() {
+            anyhow::ensure!(
+                megabytes <= available,
+                "cannot allocate a {megabytes} MB hash table: only {available} MB of memory are available"
+            );
+        }
         let count = (megabytes.saturating_mul(1 << 20) / std::mem::size_of::<Bucket>()).max(1);
         let mut buckets = Vec::new();
         buckets
@@ -271,6 +281,14 @@ impl TranspositionTable {
 
 const _: () = assert!(MAX_PLY as i32 + DEPTH_OFFSET < 256);
 
+/// `MemAvailable` from `/proc/meminfo`, in MiB, where the system reports it.
+fn available_megabytes() -> Option<usize> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kilobytes: usize = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kilobytes / 1024)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -307,5 +325,11 @@ mod tests {
         tt.store(9, 0, 0, 10, 10, -1, Bound::Upper, false);
         assert_eq!(tt.probe(9, 0).unwrap().depth, -1);
         assert_eq!(TranspositionTable::new(0).buckets.len(), 1);
+    }
+
+    #[test]
+    fn impossible_sizes_are_refused() {
+        let err = TranspositionTable::try_new(1 << 40).err().expect("a petabyte table");
+        assert!(err.to_string().contains("cannot allocate"), "{err}");
     }
 }

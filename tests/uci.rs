@@ -92,6 +92,7 @@ fn bad_option_values_are_answered_and_change_nothing() {
         ("setoption Hash 16", "expected"),
         ("setoption name MultiPV", "needs a value"),
         ("setoption name EvalFile value /nonexistent/net.nnue", "keeping the net"),
+        ("setoption name Hash value 1048576", "keeping a 1 MB table"),
     ] {
         let lines = e.ask(command);
         assert!(

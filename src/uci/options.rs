@@ -79,7 +79,7 @@ pub const OPTIONS: [Spec; 10] = [
     Spec {
         name: Name::MoveOverhead,
         uci_name: "Move Overhead",
-        kind: Kind::Spin { default: 10, min: 0, max: 5000 },
+        kind: Kind::Spin { default: 30, min: 0, max: 5000 },
     },
     Spec { name: Name::EvalFile, uci_name: "EvalFile", kind: Kind::Text { default: "<default>" } },
     Spec { name: Name::Chess960, uci_name: "UCI_Chess960", kind: Kind::Check { default: false } },
