@@ -343,14 +343,17 @@ impl Model {
         let d = &*self.dense;
         let mut acc = [[0f32; LANES]; 2 * CHUNKS];
         for (side, list) in features.iter().enumerate() {
-            let half = &mut acc[side * CHUNKS..(side + 1) * CHUNKS];
-            half.copy_from_slice(&d.ft_b);
+            // A local array, not a slice of `acc`: LLVM then knows that no row aliases it
+            // and vectorises the sums (through the slice it added lane by lane).
+            let mut half: [f32; HALF] = bytemuck::cast(d.ft_b);
             for &f in &list[..count] {
-                let row = &self.coalesced[usize::from(f)];
-                for (sum, r) in half.iter_mut().zip(row) {
-                    add(sum, r);
+                let row: &[f32; HALF] = bytemuck::cast_ref(&self.coalesced[usize::from(f)]);
+                for j in 0..HALF {
+                    half[j] += row[j];
                 }
             }
+            acc[side * CHUNKS..(side + 1) * CHUNKS]
+                .copy_from_slice(&bytemuck::cast::<_, Row>(half));
         }
         let mut active = 0;
         let mut active_index = [0u16; L1_IN];
@@ -455,10 +458,10 @@ impl Model {
                 for &o in &live {
                     axpy(&mut sum, d_z1[o], &l1_wt[o][c]);
                 }
+                // The clamp passes gradient only strictly inside (0, 1); a select, not a
+                // branch, so that it vectorises.
                 for j in 0..LANES {
-                    if !inside(x[j]) {
-                        sum[j] = 0.0;
-                    }
+                    sum[j] = if inside(x[j]) { sum[j] } else { 0.0 };
                 }
                 *dx = sum;
             }
