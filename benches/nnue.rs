@@ -18,7 +18,7 @@ fn kernels() -> Vec<Simd> {
     all
 }
 
-const MIDDLEGAME: &str = "r1bq1rk1/pp2bppp/2n1pn2/3p4/2PP4/2N1PN2/PP2BPPP/R2QKB1R w KQ - 0 8";
+const MIDDLEGAME: &str = "r1bq1rk1/pp2bppp/2n1pn2/3p4/2PP4/2N1PN2/PP3PPP/R1BQKB1R w KQ - 0 8";
 
 fn updates(c: &mut Criterion) {
     let net = default_network();

@@ -107,9 +107,11 @@ fn training_learns_reproduces_resumes_and_exports_a_loadable_net() {
     assert_eq!(losses.len(), 3);
     assert!(losses[2] < losses[0], "validation loss did not fall: {losses:?}");
 
-    // The integer net follows the float model closely on held-out positions.
+    // The integer net follows the float model on held-out positions: the forward pass
+    // trains with parameters on the integer grid, so only the last rounding differs
+    // (tolerance: 1.5 internal units on average, 8 at most; a pawn is 208).
     let (mean, max) = first.quantization_error;
-    assert!(mean < 8.0 && max < 60.0, "quantisation error mean {mean}, max {max}");
+    assert!(mean < 1.5 && max < 8.0, "quantisation error mean {mean}, max {max}");
 
     // The same seed gives the same net, byte for byte.
     let again = train::run(&args(data.clone(), &dir.join("b"), 3)).unwrap();

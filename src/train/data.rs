@@ -268,7 +268,9 @@ pub fn read_cache(path: &Path) -> Result<Vec<Packed>> {
 }
 
 /// Loads every source, through its cache when there is one, printing a summary per file.
-pub fn load_all(sources: &[PathBuf], cache_dir: &Path) -> Result<Vec<Packed>> {
+/// Returns one vector per source, each in file order (consecutive positions come from
+/// the same game).
+pub fn load_all(sources: &[PathBuf], cache_dir: &Path) -> Result<Vec<Vec<Packed>>> {
     if sources.is_empty() {
         bail!("no training data given");
     }
@@ -301,9 +303,9 @@ pub fn load_all(sources: &[PathBuf], cache_dir: &Path) -> Result<Vec<Packed>> {
             write_cache(&cache, &p)?;
             p
         };
-        all.extend(positions);
+        all.push(positions);
     }
-    ensure!(!all.is_empty(), "the training data holds no usable positions");
+    ensure!(all.iter().any(|p| !p.is_empty()), "the training data holds no usable positions");
     Ok(all)
 }
 

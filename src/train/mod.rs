@@ -1,9 +1,10 @@
 //! `nue train`: trains a HalfKP 256x2-32-32 net on the CPU and exports it in the
 //! Stockfish 12 format.
 //!
-//! The run: load the data (through the binary cache of [`data`]), shuffle it with the
-//! seed, hold out a validation set, fit the sigmoid scale to the game results, then train
-//! the float [`model::Model`] with Adam and a cosine learning-rate schedule. After every
+//! The run: load the data (through the binary cache of [`data`]), hold out the last
+//! games of every file for validation, shuffle the rest with the seed, fit the sigmoid
+//! scale to the game results, then train the float [`model::Model`] with Adam and a
+//! cosine learning-rate schedule. After every
 //! epoch it writes a checkpoint that `--resume` continues from, and the quantised net; at
 //! the end it names the net by its content hash and reports how far the integer net
 //! strays from the float model on the held-out positions.
@@ -68,7 +69,7 @@ pub struct TrainArgs {
     /// data's results when not given.
     #[arg(long)]
     pub scale: Option<f32>,
-    /// Positions held out for validation.
+    /// Positions held out for validation: the last games of each data file.
     #[arg(long, default_value_t = 200_000)]
     pub validation: usize,
     /// Seed of the initial weights and of every shuffle: the same seed and data reproduce
@@ -116,10 +117,10 @@ pub fn run(args: &TrainArgs) -> Result<TrainReport> {
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))?;
 
-    let mut all = data::load_all(&args.data, &args.cache)?;
-    Rng::new(args.seed).shuffle(&mut all);
-    let held = args.validation.min(all.len() / 10);
-    let (validation, training) = all.split_at(held);
+    let (mut training, validation) =
+        split(data::load_all(&args.data, &args.cache)?, args.validation);
+    Rng::new(args.seed).shuffle(&mut training);
+    let (training, validation) = (&training[..], &validation[..]);
     ensure!(!training.is_empty(), "no positions left to train on");
     eprintln!("{} training positions, {} held out", training.len(), validation.len());
 
@@ -224,6 +225,23 @@ pub fn run(args: &TrainArgs) -> Result<TrainReport> {
     Ok(TrainReport { net: path, validation_loss, quantization_error })
 }
 
+/// Splits the sources into training and held-out positions: the last positions of each
+/// file, in proportion to its size, up to `wanted` in all (at most a tenth of the data).
+/// A file lists its games one after the other, so the held-out positions are whole games
+/// the net never sees; positions drawn at random would share games with the training
+/// set, and the validation loss would reward memorising them.
+pub fn split(sources: Vec<Vec<Packed>>, wanted: usize) -> (Vec<Packed>, Vec<Packed>) {
+    let total: usize = sources.iter().map(Vec::len).sum();
+    let held = wanted.min(total / 10);
+    let (mut training, mut validation) = (Vec::with_capacity(total), Vec::with_capacity(held));
+    for mut positions in sources {
+        let tail = (held as u128 * positions.len() as u128 / total.max(1) as u128) as usize;
+        validation.extend(positions.drain(positions.len() - tail..));
+        training.extend(positions);
+    }
+    (training, validation)
+}
+
 /// `nn-<first 12 hex digits of sha256>.nnue`, the name Stockfish gives its nets.
 pub fn net_name(bytes: &[u8]) -> String {
     let digest = Sha256::digest(bytes);
@@ -319,4 +337,38 @@ fn load_checkpoint(path: &Path, model: &mut Model) -> Result<usize> {
     }
     model.after_load();
     Ok(epochs_done)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn numbered(from: u8, n: usize) -> Vec<Packed> {
+        let mut p = Packed::default();
+        (0..n)
+            .map(|i| {
+                // Tag each position through its bytes so the test can follow it.
+                let mut bytes = bytemuck::bytes_of(&p).to_vec();
+                bytes[0] = from;
+                bytes[1] = i as u8;
+                p = *bytemuck::from_bytes(&bytes);
+                p
+            })
+            .collect()
+    }
+
+    #[test]
+    fn held_out_positions_are_the_tail_of_each_file() {
+        let (training, validation) = split(vec![numbered(1, 100), numbered(2, 200)], 30);
+        let tag = |p: &Packed| (bytemuck::bytes_of(p)[0], bytemuck::bytes_of(p)[1]);
+        let held: Vec<(u8, u8)> = validation.iter().map(tag).collect();
+        let expected: Vec<(u8, u8)> =
+            (90..100).map(|i| (1, i)).chain((180..200).map(|i| (2, i))).collect();
+        assert_eq!(held, expected);
+        let kept: Vec<(u8, u8)> = training.iter().map(tag).collect();
+        let rest: Vec<(u8, u8)> = (0..90).map(|i| (1, i)).chain((0..180).map(|i| (2, i))).collect();
+        assert_eq!(kept, rest);
+        // Never more than a tenth of the data.
+        assert_eq!(split(vec![numbered(1, 100)], 1000).1.len(), 10);
+    }
 }

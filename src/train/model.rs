@@ -12,6 +12,13 @@
 //! gradients follow from the real ones: `dK[k] = Σ_{f in block k} dW[f]` (the K input's
 //! value is the piece count) and `dP[p] = Σ_k dW[641k + 1 + p]`.
 //!
+//! Quantisation-aware: the forward pass computes with every parameter snapped to the grid
+//! the integer net stores it on (FT weights and biases in steps of 1/127, hidden weights
+//! 1/64, ...), and rounds the hidden activations as the integer net's `>> 6` does; the
+//! gradients pass straight through the rounding to the float parameters, which Adam
+//! updates. The exported net then computes what the model computed, up to the last
+//! rounding, instead of drifting from it by tens of internal units.
+//!
 //! The hidden layers keep their weights input-major (`w[i][o]`) so that a zero input, which
 //! half of them are after the clamp, is skipped in both directions. Every vector is a
 //! `[f32; 32]`, which LLVM keeps in registers and vectorises (see [`super::simd`]).
@@ -54,6 +61,33 @@ const OUTPUT_WEIGHT_LIMIT: f32 = 127.0 * 127.0 / 9600.0;
 /// i16 holds after ×127, so their sum always fits.
 const FT_WEIGHT_LIMIT: f32 = 32767.0 / 127.0 / 3.0;
 
+/// Scales of the integer net (spec §10.2): a parameter `x` is stored as `round(x · scale)`.
+const FT_SCALE: f32 = 127.0;
+const HIDDEN_WEIGHT_SCALE: f32 = 64.0;
+const HIDDEN_BIAS_SCALE: f32 = 64.0 * 127.0;
+const OUT_BIAS_SCALE: f32 = OUTPUT_SCALE * 16.0;
+const OUT_WEIGHT_SCALE: f32 = OUT_BIAS_SCALE / 127.0;
+
+/// `x` moved to the nearest value the integer net can store at `scale`, within `lo..=hi`
+/// integer steps.
+#[inline(always)]
+fn snap(x: f32, scale: f32, lo: f32, hi: f32) -> f32 {
+    (x * scale).round_ties_even().clamp(lo, hi) / scale
+}
+
+/// The integer of a value already on the grid of `scale`.
+#[inline]
+fn integer(x: f32, scale: f32) -> f64 {
+    (f64::from(x) * f64::from(scale)).round()
+}
+
+/// A hidden activation as the integer net computes it: `(sum + 32) >> 6`, clamped to
+/// 0..=127, which is `floor(127 z + ½)` for the float pre-activation `z`.
+#[inline(always)]
+fn activation(z: f32) -> f32 {
+    (z * 127.0 + 0.5).floor().clamp(0.0, 127.0) / 127.0
+}
+
 /// 32 floats: one chunk of an accumulator, or one hidden layer.
 pub type Lanes = [f32; LANES];
 /// One whole feature-transformer row (256 floats), chunk by chunk.
@@ -76,6 +110,21 @@ pub struct Dense {
 }
 
 impl Dense {
+    /// These parameters as the integer net stores them (still as floats).
+    fn on_grid(&self) -> Box<Dense> {
+        let hidden_w = |w: f32| snap(w, HIDDEN_WEIGHT_SCALE, -128.0, 127.0);
+        let hidden_b = |b: f32| snap(b, HIDDEN_BIAS_SCALE, -1e9, 1e9);
+        let mut q = Box::new(*self);
+        q.ft_b.iter_mut().flatten().for_each(|b| *b = snap(*b, FT_SCALE, -32768.0, 32767.0));
+        q.l1_w.iter_mut().flatten().for_each(|w| *w = hidden_w(*w));
+        q.l2_w.iter_mut().flatten().for_each(|w| *w = hidden_w(*w));
+        q.l1_b = q.l1_b.map(hidden_b);
+        q.l2_b = q.l2_b.map(hidden_b);
+        q.out_w = q.out_w.map(|w| snap(w, OUT_WEIGHT_SCALE, -128.0, 127.0));
+        q.out_b = snap(q.out_b, OUT_BIAS_SCALE, -1e9, 1e9);
+        q
+    }
+
     fn as_slice(&self) -> &[f32] {
         bytemuck::cast_slice(std::slice::from_ref(self))
     }
@@ -152,6 +201,8 @@ pub struct Model {
     coalesced: Vec<Row>,
     /// Everything after the feature transformer's weights.
     pub dense: Box<Dense>,
+    /// `dense` on the integer grid: what the forward pass uses (see [`Model::forward`]).
+    on_grid: Box<Dense>,
     dense_m: Box<Dense>,
     dense_v: Box<Dense>,
     /// Optimiser steps taken.
@@ -317,6 +368,7 @@ impl Model {
         let mut model = Model {
             chunks,
             coalesced: vec![[[0f32; LANES]; CHUNKS]; INPUTS],
+            on_grid: dense.on_grid(),
             dense,
             dense_m: Box::new(Dense::zeroed()),
             dense_v: Box::new(Dense::zeroed()),
@@ -340,7 +392,7 @@ impl Model {
     /// features, then the dense layers.
     #[inline(always)]
     fn forward(&self, features: &[[u16; MAX_ACTIVE]; 2], count: usize) -> Activations {
-        let d = &*self.dense;
+        let d = &*self.on_grid;
         let mut acc = [[0f32; LANES]; 2 * CHUNKS];
         for (side, list) in features.iter().enumerate() {
             // A local array, not a slice of `acc`: LLVM then knows that no row aliases it
@@ -368,14 +420,14 @@ impl Model {
         for k in 0..active {
             axpy(&mut z1, active_value[k], &d.l1_w[usize::from(active_index[k])]);
         }
-        let h1 = z1.map(clamp01);
+        let h1 = z1.map(activation);
         let mut z2 = d.l2_b;
         for (i, &x) in h1.iter().enumerate() {
             if x != 0.0 {
                 axpy(&mut z2, x, &d.l2_w[i]);
             }
         }
-        let h2 = z2.map(clamp01);
+        let h2 = z2.map(activation);
         let out = d.out_b + dot(&d.out_w, &h2);
         Activations { acc, active, active_index, active_value, z1, h1, z2, h2, out }
     }
@@ -420,7 +472,7 @@ impl Model {
         l1_wt: &[[Lanes; 2 * CHUNKS]],
         g: &mut Dense,
     ) -> Loss {
-        let d = &*self.dense;
+        let d = &*self.on_grid;
         *g = Dense::zeroed();
         let mut loss = Loss::default();
         for (i, da) in range.zip(d_acc.iter_mut()) {
@@ -489,7 +541,7 @@ impl Model {
 
         // 1. Forward and dense backward, in fixed slices summed in order so that a seed
         //    reproduces a run whatever the thread count.
-        for (i, row) in self.dense.l1_w.iter().enumerate() {
+        for (i, row) in self.on_grid.l1_w.iter().enumerate() {
             for (o, &w) in row.iter().enumerate() {
                 scratch.l1_wt[o][i / LANES][i % LANES] = w;
             }
@@ -585,20 +637,23 @@ impl Model {
             OUTPUT_WEIGHT_LIMIT,
         );
         adam.update(&mut w.out_b, grad.out_b, &mut m.out_b, &mut v.out_b, unbounded);
+        self.on_grid = self.dense.on_grid();
         self.scratch = scratch;
         loss
     }
 
-    /// Quantises into the integer network (spec §10.2), folding the factoriser in.
+    /// Quantises into the integer network (spec §10.2), folding the factoriser in. The
+    /// forward pass already computes with parameters on the integer grid, so this only
+    /// reads their integers off.
     pub fn quantize(&self) -> Box<Network> {
-        let d = &*self.dense;
-        let q16 = |x: f32| (x * 127.0).round().clamp(-32768.0, 32767.0) as i16;
-        let q8 = |x: f32, s: f32| (x * s).round().clamp(-128.0, 127.0) as i8;
-        let q32 = |x: f32, s: f32| (f64::from(x) * f64::from(s)).round() as i32;
+        let d = &*self.on_grid;
+        let i16_of = |x: f32| integer(x, FT_SCALE) as i16;
+        let i8_of = |x: f32, scale: f32| integer(x, scale) as i8;
+        let i32_of = |x: f32, scale: f32| integer(x, scale) as i32;
 
         let mut ft_bias = Half([0; HALF]);
         for (o, &b) in ft_bias.0.iter_mut().zip(d.ft_b.iter().flatten()) {
-            *o = q16(b);
+            *o = i16_of(b);
         }
         let mut ft_weights = vec![Half([0; HALF]); INPUTS].into_boxed_slice();
         for (row, (dst, src)) in ft_weights.iter_mut().zip(&self.coalesced).enumerate() {
@@ -606,25 +661,24 @@ impl Model {
                 continue; // the unused slot of each king block stays zero
             }
             for (o, &w) in dst.0.iter_mut().zip(src.iter().flatten()) {
-                *o = q16(w);
+                *o = i16_of(w);
             }
         }
         let mut l1_weights = Box::new(Aligned([0i8; HIDDEN * L1_IN]));
         for (i, row) in d.l1_w.iter().enumerate() {
             for (o, &w) in row.iter().enumerate() {
-                l1_weights.0[o * L1_IN + i] = q8(w, 64.0);
+                l1_weights.0[o * L1_IN + i] = i8_of(w, HIDDEN_WEIGHT_SCALE);
             }
         }
         let mut l2_weights = Aligned([0i8; HIDDEN * HIDDEN]);
         for (i, row) in d.l2_w.iter().enumerate() {
             for (o, &w) in row.iter().enumerate() {
-                l2_weights.0[o * HIDDEN + i] = q8(w, 64.0);
+                l2_weights.0[o * HIDDEN + i] = i8_of(w, HIDDEN_WEIGHT_SCALE);
             }
         }
-        // The integer layers floor with `>> 6`; half a step (32) in the bias makes that a
-        // rounding, so the quantised activations carry no systematic downward bias.
-        let hidden_bias = |b: f32| q32(b, 64.0 * 127.0) + 32;
-        let out_scale = OUTPUT_SCALE * 16.0;
+        // The integer layers floor with `>> 6`; half a step (32) in the bias makes that the
+        // rounding [`activation`] models.
+        let hidden_bias = |b: f32| i32_of(b, HIDDEN_BIAS_SCALE) + 32;
         Box::new(Network {
             description: DESCRIPTION.to_string(),
             ft_bias,
@@ -633,8 +687,8 @@ impl Model {
             l1_weights,
             l2_bias: d.l2_b.map(hidden_bias),
             l2_weights,
-            out_bias: q32(d.out_b, out_scale),
-            out_weights: d.out_w.map(|w| q8(w, out_scale / 127.0)),
+            out_bias: i32_of(d.out_b, OUT_BIAS_SCALE),
+            out_weights: d.out_w.map(|w| i8_of(w, OUT_WEIGHT_SCALE)),
         })
     }
 
@@ -654,6 +708,7 @@ impl Model {
 
     /// Rebuilds derived data after the state was overwritten (loading a checkpoint).
     pub fn after_load(&mut self) {
+        self.on_grid = self.dense.on_grid();
         self.coalesce();
     }
 }
@@ -674,7 +729,7 @@ pub(super) fn coalesce_block(chunks: &[Chunk], first: usize, rows: &mut [Row]) {
                 add(&mut e, &virt[k]);
                 add(&mut e, &virt[64 + slot - 1]);
             }
-            dst[c] = e;
+            dst[c] = e.map(|w| snap(w, FT_SCALE, -32768.0, 32767.0));
         }
     }
 }
