@@ -98,6 +98,37 @@ fn stored_bound(data: u64) -> Bound {
     }
 }
 
+impl Hit {
+    /// Whether the stored score settles a search with window `(alpha, beta)`: an exact
+    /// score, a lower bound at or above beta, or an upper bound at or below alpha.
+    #[inline]
+    pub fn cuts(&self, alpha: i32, beta: i32) -> bool {
+        match self.bound {
+            Bound::Exact => true,
+            Bound::Lower => self.score >= beta,
+            Bound::Upper => self.score <= alpha,
+            Bound::None => false,
+        }
+    }
+
+    /// The stored score if it is a better estimate than `eval`: a lower bound above it,
+    /// an upper bound below it, or exact (mate scores excepted: they are no estimate).
+    #[inline]
+    pub fn refine(&self, eval: i32) -> i32 {
+        let tighter = match self.bound {
+            Bound::Lower => self.score > eval,
+            Bound::Upper => self.score < eval,
+            Bound::Exact => true,
+            Bound::None => false,
+        };
+        if tighter && self.score.abs() < MATE_IN_MAX {
+            self.score
+        } else {
+            eval
+        }
+    }
+}
+
 /// Converts a score from root-relative to node-relative before storing.
 pub fn score_to_tt(score: i32, ply: usize) -> i32 {
     if score >= MATE_IN_MAX {

@@ -316,6 +316,32 @@ impl<'a> Thread<'a> {
         1 - (self.nodes & 2) as i32
     }
 
+    /// What every node does first: count itself, start its line (PV nodes), and end at
+    /// once, with the score to return, when the search is stopping, the position is a
+    /// draw by repetition or the fifty-move rule (a mate on the hundredth half-move still
+    /// counts), or the ply limit is reached.
+    #[inline]
+    fn enter<const PV: bool>(&mut self, ply: usize, in_check: bool) -> Option<i32> {
+        self.count_node();
+        if PV {
+            self.pv.clear(ply);
+            self.seldepth = self.seldepth.max(ply);
+        }
+        if self.should_stop() {
+            return Some(0);
+        }
+        let pos = self.board.pos();
+        if self.board.is_repetition()
+            || (pos.halfmoves() >= 100 && !(in_check && pos.legal_moves().is_empty()))
+        {
+            return Some(self.draw_score());
+        }
+        if ply >= MAX_PLY - 1 {
+            return Some(if in_check { 0 } else { self.board.evaluate(self.shared.net) });
+        }
+        None
+    }
+
     /// Contexts of the moves one and two plies before `ply` (continuation history).
     #[inline]
     fn prev_contexts(&self, ply: usize) -> [Option<usize>; 2] {
@@ -564,26 +590,10 @@ impl<'a> Thread<'a> {
         if depth <= 0 {
             return self.qsearch::<PV>(alpha, beta);
         }
-        self.count_node();
-        if PV {
-            self.pv.clear(ply);
-            self.seldepth = self.seldepth.max(ply);
-        }
-        if self.should_stop() {
-            return 0;
-        }
-
-        // 2. Draws by repetition or the fifty-move rule (mate on the last move still
-        //    counts), and the ply limit.
+        // 2. Draws by repetition or the fifty-move rule, and the ply limit.
         let in_check = self.board.pos().is_check();
-        if self.board.is_repetition()
-            || (self.board.pos().halfmoves() >= 100
-                && !(in_check && self.board.pos().legal_moves().is_empty()))
-        {
-            return self.draw_score();
-        }
-        if ply >= MAX_PLY - 1 {
-            return if in_check { 0 } else { self.board.evaluate(self.shared.net) };
+        if let Some(score) = self.enter::<PV>(ply, in_check) {
+            return score;
         }
 
         // 3. Mate distance pruning: no line from here can beat a mate already found
@@ -603,13 +613,7 @@ impl<'a> Thread<'a> {
         let tt_move = self.tt_move(hit);
         let tt_pv = PV || hit.is_some_and(|h| h.pv);
         if let Some(h) = hit {
-            let cuts = match h.bound {
-                Bound::Exact => true,
-                Bound::Lower => h.score >= beta,
-                Bound::Upper => h.score <= alpha,
-                Bound::None => false,
-            };
-            if !PV && h.depth >= depth && cuts && self.board.pos().halfmoves() < 90 {
+            if !PV && h.depth >= depth && h.cuts(alpha, beta) && self.board.pos().halfmoves() < 90 {
                 return h.score;
             }
         }
@@ -634,18 +638,7 @@ impl<'a> Thread<'a> {
             }
             e
         };
-        let mut eval = static_eval;
-        if let Some(h) = hit.filter(|_| !in_check) {
-            let tighter = match h.bound {
-                Bound::Lower => h.score > eval,
-                Bound::Upper => h.score < eval,
-                Bound::Exact => true,
-                Bound::None => false,
-            };
-            if tighter && h.score.abs() < MATE_IN_MAX {
-                eval = h.score;
-            }
-        }
+        let eval = hit.filter(|_| !in_check).map_or(static_eval, |h| h.refine(static_eval));
         let improving = !in_check && {
             let two_back = self.stack[ply + STACK_OFFSET - 2].static_eval;
             ply >= 2 && static_eval > two_back
@@ -931,35 +924,15 @@ impl<'a> Thread<'a> {
     /// pat" on its static evaluation instead of capturing.
     fn qsearch<const PV: bool>(&mut self, mut alpha: i32, beta: i32) -> i32 {
         let ply = self.board.ply();
-        self.count_node();
-        if PV {
-            self.pv.clear(ply);
-            self.seldepth = self.seldepth.max(ply);
-        }
-        if self.should_stop() {
-            return 0;
-        }
         let in_check = self.board.pos().is_check();
-        if self.board.is_repetition()
-            || (self.board.pos().halfmoves() >= 100
-                && !(in_check && self.board.pos().legal_moves().is_empty()))
-        {
-            return self.draw_score();
-        }
-        if ply >= MAX_PLY - 1 {
-            return if in_check { 0 } else { self.board.evaluate(self.shared.net) };
+        if let Some(score) = self.enter::<PV>(ply, in_check) {
+            return score;
         }
 
         let key = self.board.key();
         let hit = self.shared.tt.probe(key, ply);
         if let Some(h) = hit.filter(|_| !PV) {
-            let cuts = match h.bound {
-                Bound::Exact => true,
-                Bound::Lower => h.score >= beta,
-                Bound::Upper => h.score <= alpha,
-                Bound::None => false,
-            };
-            if cuts {
+            if h.cuts(alpha, beta) {
                 return h.score;
             }
         }
@@ -978,15 +951,7 @@ impl<'a> Thread<'a> {
             };
             best_score = static_eval;
             if let Some(h) = hit {
-                let tighter = match h.bound {
-                    Bound::Lower => h.score > best_score,
-                    Bound::Upper => h.score < best_score,
-                    Bound::Exact => true,
-                    Bound::None => false,
-                };
-                if tighter && h.score.abs() < MATE_IN_MAX {
-                    best_score = h.score;
-                }
+                best_score = h.refine(best_score);
             }
             if best_score >= beta {
                 if hit.is_none() {
