@@ -269,29 +269,41 @@ fn progress_bar(len: u64, epoch: usize, epochs: usize) -> ProgressBar {
 /// The scale `s` minimising the cross-entropy between σ(score/s) and the game results:
 /// how many internal units make the data's scores "one logit" of winning chances.
 pub fn fit_scale(sample: &[Packed]) -> f32 {
-    let cost = |s: f64| -> f64 {
-        sample
-            .par_iter()
-            .map(|p| {
-                let q = (f64::from(p.score()) / s).clamp(-30.0, 30.0);
-                let y = f64::from(p.result());
-                // −[y ln σ(q) + (1−y) ln σ(−q)]
-                (1.0 + (-q).exp()).ln() + (1.0 - y) * q
-            })
-            .sum::<f64>()
-    };
-    // Golden-section search on ln s over 50..5000 internal units.
+    // Golden-section search on ln s over 50..5000 internal units. Near the minimum the
+    // two costs compared differ by less than their rounding, so the costs must be
+    // reproducible for the scale to be.
     let (mut a, mut b) = (50f64.ln(), 5000f64.ln());
     let r = (5f64.sqrt() - 1.0) / 2.0;
     for _ in 0..40 {
         let (c, d) = (b - r * (b - a), a + r * (b - a));
-        if cost(c.exp()) < cost(d.exp()) {
+        if result_cost(sample, c.exp()) < result_cost(sample, d.exp()) {
             b = d;
         } else {
             a = c;
         }
     }
     ((a + b) / 2.0).exp() as f32
+}
+
+/// Cross-entropy between σ(score/s) and the results of `sample`, summed in fixed blocks
+/// and the blocks in order: rayon splits work as threads steal it, and a float sum
+/// depends on its grouping, so a plain parallel sum differs from run to run.
+fn result_cost(sample: &[Packed], s: f64) -> f64 {
+    let blocks: Vec<f64> = sample
+        .par_chunks(model::SUM_BLOCK)
+        .map(|block| {
+            block
+                .iter()
+                .map(|p| {
+                    let q = (f64::from(p.score()) / s).clamp(-30.0, 30.0);
+                    let y = f64::from(p.result());
+                    // −[y ln σ(q) + (1−y) ln σ(−q)]
+                    (1.0 + (-q).exp()).ln() + (1.0 - y) * q
+                })
+                .sum::<f64>()
+        })
+        .collect();
+    blocks.iter().sum()
 }
 
 /// Mean and largest |integer − float| over `positions`, in internal units.
@@ -355,6 +367,36 @@ mod tests {
                 p
             })
             .collect()
+    }
+
+    /// Positions of the start board with scores and results spread so that a float sum
+    /// over them depends on its grouping.
+    fn scored(n: usize) -> Vec<Packed> {
+        let board = shakmaty::Board::default();
+        (0..n)
+            .map(|i| {
+                let score = (i as i32 * 7919) % 1201 - 600;
+                let result = [0.0, 0.5, 1.0][i % 3];
+                Packed::new(&board, shakmaty::Color::White, score, result).unwrap()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_scale_fit_does_not_depend_on_the_thread_count() {
+        let sample = scored(200_000);
+        let with = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            pool.install(|| {
+                let costs: Vec<u64> =
+                    [150.0, 361.5, 800.0].map(|s| result_cost(&sample, s).to_bits()).to_vec();
+                (costs, fit_scale(&sample).to_bits())
+            })
+        };
+        let one = with(1);
+        assert_eq!(with(2), one);
+        assert_eq!(with(3), one);
+        assert_eq!(with(8), one);
     }
 
     #[test]

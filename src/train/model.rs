@@ -442,19 +442,26 @@ impl Model {
         self.forward(features, count).out * OUTPUT_SCALE
     }
 
-    /// Loss of a batch without training on it.
+    /// Loss of a batch without training on it. The positions are summed in fixed blocks
+    /// and the blocks in order, so the result does not depend on how rayon splits the
+    /// work (its splits follow work stealing, and float sums follow their grouping).
     pub fn loss(&self, batch: &Batch, lambda: f32, scale: f32) -> Loss {
-        (0..batch.len())
-            .into_par_iter()
-            .map(|i| {
-                let out = self.evaluate(&batch.features[i], usize::from(batch.counts[i]));
-                let p = target(batch.scores[i], batch.results[i], lambda, scale);
-                Loss { sum: relative_entropy(p, out / scale), count: 1 }
+        let indices: Vec<usize> = (0..batch.len()).collect();
+        let blocks: Vec<Loss> = indices
+            .par_chunks(SUM_BLOCK)
+            .map(|block| {
+                let mut loss = Loss::default();
+                for &i in block {
+                    let out = self.evaluate(&batch.features[i], usize::from(batch.counts[i]));
+                    let p = target(batch.scores[i], batch.results[i], lambda, scale);
+                    loss.add(Loss { sum: relative_entropy(p, out / scale), count: 1 });
+                }
+                loss
             })
-            .reduce(Loss::default, |mut a, b| {
-                a.add(b);
-                a
-            })
+            .collect();
+        let mut loss = Loss::default();
+        blocks.into_iter().for_each(|b| loss.add(b));
+        loss
     }
 
     /// Forward and backward pass of positions `range` of `batch`: returns their loss,
@@ -712,6 +719,9 @@ impl Model {
         self.coalesce();
     }
 }
+
+/// Positions per block of a reproducible parallel sum.
+pub(super) const SUM_BLOCK: usize = 4096;
 
 /// Rows per task when coalescing.
 const COALESCE_ROWS: usize = 512;
