@@ -81,12 +81,4 @@ fn main() {
         path.canonicalize().unwrap_or(path.clone()).display().to_string()
     );
     fs::write(out.join("default_net.rs"), code).expect("OUT_DIR is writable");
-
-    // The commit, for `uci`'s id line and bug reports.
-    let git = std::process::Command::new("git").args(["rev-parse", "--short=8", "HEAD"]).output();
-    let hash = git
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
-    println!("cargo:rustc-env=NUE_GIT_HASH={}", hash.unwrap_or_default());
 }

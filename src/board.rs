@@ -5,7 +5,7 @@
 //! there; unmaking just pops. A shakmaty `Chess` is small (about 140 bytes), so this costs
 //! less than the bookkeeping an undo would need.
 
-use shakmaty::{zobrist::Zobrist64, CastlingMode, Chess, Color, EnPassantMode, Move, Position};
+use shakmaty::{zobrist::Zobrist64, Chess, Color, EnPassantMode, Move, Position};
 
 use crate::nnue::{accumulator::AccumulatorStack, simd::Simd, to_internal, Network};
 
@@ -28,14 +28,12 @@ pub struct Board {
     /// began): repetitions are not looked for across a null move.
     since_null: Vec<usize>,
     acc: AccumulatorStack,
-    mode: CastlingMode,
 }
 
 impl Board {
     /// A board at `root`, which was reached through positions with the keys `history`
     /// (oldest first, the root's own key excluded).
     pub fn new(root: Chess, history: &[u64], net: &Network, simd: Simd) -> Board {
-        let mode = root.castles().mode();
         let mut keys = history.to_vec();
         keys.push(key_of(&root));
         let mut acc = AccumulatorStack::new(simd);
@@ -43,23 +41,13 @@ impl Board {
         let mut stack = Vec::with_capacity(256);
         stack.push(root);
         let since_null = vec![keys.len() - 1];
-        Board { stack, keys, since_null, acc, mode }
+        Board { stack, keys, since_null, acc }
     }
 
     /// The current position.
     #[inline]
     pub fn pos(&self) -> &Chess {
         self.stack.last().expect("the root is never popped")
-    }
-
-    /// The root position.
-    pub fn root(&self) -> &Chess {
-        &self.stack[0]
-    }
-
-    /// Castling notation in use (standard or Chess960).
-    pub fn castling_mode(&self) -> CastlingMode {
-        self.mode
     }
 
     /// Plies from the root to the current position.
@@ -124,12 +112,6 @@ impl Board {
         let reach = (self.pos().halfmoves() as usize).min(since_null);
         let key = self.keys[current];
         (4..=reach).step_by(2).any(|back| self.keys[current - back] == key)
-    }
-
-    /// Whether the game is drawn here by the fifty-move rule or by repetition (checkmate
-    /// on the hundredth half-move takes precedence and is the caller's to find).
-    pub fn is_draw(&self) -> bool {
-        (self.pos().halfmoves() >= 100) || self.is_repetition()
     }
 
     /// The static evaluation of the current position in internal units, side to move's

@@ -246,11 +246,6 @@ impl Engine {
         let hit = self.tt.probe(key_of(&after), 0)?;
         after.legal_moves().into_iter().find(|&r| pack(r) == hit.mv)
     }
-
-    /// Castling notation of the current position.
-    pub fn castling_mode(&self) -> CastlingMode {
-        self.pos.castles().mode()
-    }
 }
 
 /// Parses a FEN (with or without its move counters) into a legal position. Chess960

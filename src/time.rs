@@ -49,11 +49,6 @@ const SUDDEN_DEATH_MOVES: u64 = 25;
 const MAX_MOVES_TO_GO: u64 = 50;
 
 impl Limits {
-    /// Whether the search is bounded by the clock (not `infinite`, `depth`, ... alone).
-    pub fn is_timed(&self) -> bool {
-        self.move_time.is_some() || self.time.iter().any(Option::is_some)
-    }
-
     /// The budget for `side` to move, or `None` when time does not limit the search.
     pub fn budget(&self, side: Color, overhead_ms: u64) -> Option<Budget> {
         if let Some(t) = self.move_time {

@@ -511,7 +511,7 @@ impl<'a> Thread<'a> {
         self.count_node();
         let in_check = self.board.pos().is_check();
         let static_eval = if in_check { -INFINITE } else { self.board.evaluate(self.shared.net) };
-        *self.frame(0) = Frame { static_eval, in_check, ..Frame::default() };
+        *self.frame(0) = Frame { static_eval, ..Frame::default() };
         self.frame(1).killers = [None; 2];
         self.frame(2).killers = [None; 2];
         let alpha_start = alpha;
@@ -643,11 +643,7 @@ impl<'a> Thread<'a> {
             let two_back = self.stack[ply + STACK_OFFSET - 2].static_eval;
             ply >= 2 && static_eval > two_back
         };
-        {
-            let frame = self.frame(ply);
-            frame.static_eval = static_eval;
-            frame.in_check = in_check;
-        }
+        self.frame(ply).static_eval = static_eval;
         self.frame(ply + 2).killers = [None; 2];
         let double_extensions =
             if ply > 0 { self.stack[ply + STACK_OFFSET - 1].double_ext } else { 0 };

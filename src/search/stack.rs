@@ -10,8 +10,6 @@ use super::MAX_PLY;
 pub struct Frame {
     /// Static evaluation at this ply (`-INFINITE` when in check).
     pub static_eval: i32,
-    /// Whether the side to move was in check.
-    pub in_check: bool,
     /// The move played from this ply (`None` for a null move).
     pub mv: Option<Move>,
     /// Continuation-history context of that move.

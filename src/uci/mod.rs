@@ -313,7 +313,6 @@ impl Uci {
     }
 
     fn display(&mut self) {
-        let mode = self.mode();
         let engine = self.engine();
         let pos = engine.position();
         let board = pos.board();
@@ -338,7 +337,6 @@ impl Uci {
         send(&format!("Key: {:016X}", crate::board::key_of(pos)));
         let checkers: Vec<String> = pos.checkers().into_iter().map(|s| s.to_string()).collect();
         send(&format!("Checkers: {}", checkers.join(" ")));
-        let _ = mode;
     }
 
     fn eval(&mut self) {
