@@ -11,7 +11,7 @@ use shakmaty::{fen::Fen, uci::UciMove, CastlingMode, Chess, Move, Position};
 
 use crate::{
     board::{key_of, Board},
-    movepick::pack,
+    movepick::unpack,
     nnue::{default_net, default_network, simd::Simd, Network},
     search::{Control, Outcome, PaddedCounter, Report, SearchLimits, Shared, Thread, ThreadData},
     time::Limits,
@@ -231,7 +231,7 @@ impl Engine {
             (main.root_moves.first().cloned(), main.completed_depth)
         });
 
-        let nodes = shared.nodes.iter().map(|n| n.0.load(Relaxed)).sum();
+        let nodes = shared.total_nodes();
         let Some(best) = best else {
             return Outcome { nodes, ..Outcome::default() };
         };
@@ -244,7 +244,7 @@ impl Engine {
         let mut after = self.pos.clone();
         after.play_unchecked(m);
         let hit = self.tt.probe(key_of(&after), 0)?;
-        after.legal_moves().into_iter().find(|&r| pack(r) == hit.mv)
+        unpack(&after.legal_moves(), hit.mv)
     }
 }
 

@@ -83,6 +83,14 @@ impl Histories {
         i32::from(self.butterfly[turn as usize][from_to(m)])
     }
 
+    /// Ordering score of a quiet move: its butterfly entry plus its continuation entries
+    /// after the moves with contexts `prev` (one and two plies earlier).
+    #[inline]
+    pub fn quiet_score(&self, turn: Color, m: Move, prev: [Option<usize>; 2]) -> i32 {
+        let ctx = context(turn, m);
+        self.quiet(turn, m) + self.continuation(prev[0], ctx) + self.continuation(prev[1], ctx)
+    }
+
     /// Continuation score of a move with context `ctx` after a move with context `prev`.
     #[inline]
     pub fn continuation(&self, prev: Option<usize>, ctx: usize) -> i32 {

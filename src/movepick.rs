@@ -12,7 +12,7 @@
 use shakmaty::{Chess, Color, Move, MoveList, Position, Role};
 
 use crate::{
-    history::{context, Histories},
+    history::Histories,
     see::{see_ge, value},
 };
 
@@ -23,6 +23,13 @@ pub fn pack(m: Move) -> u16 {
     let from = m.from().map_or(0, |s| s as u16);
     let promo = m.promotion().map_or(0, |r| r as u16);
     from | (m.to() as u16) << 6 | promo << 12
+}
+
+/// The move among `moves` that packs to `code`, if any (a stored move may come from
+/// another position with the same key, so it is only trusted when it is legal here).
+#[inline]
+pub fn unpack(moves: &[Move], code: u16) -> Option<Move> {
+    moves.iter().copied().find(|&m| pack(m) == code)
 }
 
 /// Whether a move is ordered (and pruned) with the captures.
@@ -91,7 +98,7 @@ impl MovePicker {
         }
         let tt_move = hints
             .tt_move
-            .and_then(|code| moves.iter().copied().find(|&m| pack(m) == code))
+            .and_then(|code| unpack(&moves, code))
             .filter(|&m| with_quiets || is_noisy(m));
         let counter = hist.counter(hints.prev[0]);
         MovePicker {
@@ -223,13 +230,8 @@ impl MovePicker {
                     if self.skip_quiets {
                         continue;
                     }
-                    let [p1, p2] = self.prev;
                     for i in self.noisy..self.moves.len() {
-                        let m = self.moves[i];
-                        let ctx = context(self.turn, m);
-                        self.scores[i] = hist.quiet(self.turn, m)
-                            + hist.continuation(p1, ctx)
-                            + hist.continuation(p2, ctx);
+                        self.scores[i] = hist.quiet_score(self.turn, self.moves[i], self.prev);
                     }
                 }
                 Stage::Quiets => {

@@ -22,6 +22,13 @@ pub fn value(role: Role) -> i32 {
     SEE_VALUE[role as usize - 1]
 }
 
+/// What a move wins at face value: the captured piece, plus the promotion piece in
+/// place of the pawn.
+#[inline]
+pub fn face_gain(m: Move) -> i32 {
+    m.capture().map_or(0, value) + m.promotion().map_or(0, |p| value(p) - value(Role::Pawn))
+}
+
 fn attackers(pos: &Chess, sq: shakmaty::Square, occupied: Bitboard) -> Bitboard {
     let board = pos.board();
     board.attacks_to(sq, Color::White, occupied) | board.attacks_to(sq, Color::Black, occupied)
@@ -35,10 +42,7 @@ pub fn see_ge(pos: &Chess, m: Move, threshold: i32) -> bool {
         // to their face value.
         Move::Castle { .. } => return threshold <= 0,
         Move::EnPassant { .. } => return value(Role::Pawn) >= threshold,
-        Move::Normal { capture, promotion: Some(p), .. } => {
-            let gain = capture.map_or(0, value) + value(p) - value(Role::Pawn);
-            return gain >= threshold;
-        }
+        Move::Normal { promotion: Some(_), .. } => return face_gain(m) >= threshold,
         Move::Put { .. } => return false,
     };
     let board = pos.board();

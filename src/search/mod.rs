@@ -13,7 +13,7 @@ use std::{
 };
 
 use arrayvec::ArrayVec;
-use shakmaty::{Chess, Move, Position, Role};
+use shakmaty::{Chess, Move, Position};
 
 use self::stack::{Frame, PvTable};
 use crate::{
@@ -21,7 +21,7 @@ use crate::{
     history::{bonus, context, Histories},
     movepick::{is_noisy, pack, MovePicker, OrderingHints},
     nnue::Network,
-    see::{see_ge, value},
+    see::{face_gain, see_ge},
     time::{soft_scale, Budget},
     tt::{Bound, Hit, TranspositionTable},
 };
@@ -157,7 +157,8 @@ pub struct Shared<'a> {
 pub struct PaddedCounter(pub AtomicU64);
 
 impl Shared<'_> {
-    fn total_nodes(&self) -> u64 {
+    /// Nodes searched so far by every thread.
+    pub fn total_nodes(&self) -> u64 {
         self.nodes.iter().map(|n| n.0.load(Relaxed)).sum()
     }
 }
@@ -711,6 +712,7 @@ impl<'a> Thread<'a> {
         let mut quiets_tried: ArrayVec<Move, 64> = ArrayVec::new();
         let mut noisy_tried: ArrayVec<Move, 32> = ArrayVec::new();
         let original_alpha = alpha;
+        let may_prune = has_pieces(self.board.pos());
 
         while let Some(m) = picker.next(self.board.pos(), &self.data.hist) {
             if Some(m) == excluded {
@@ -718,16 +720,13 @@ impl<'a> Thread<'a> {
             }
             let quiet = !is_noisy(m);
             let history = if quiet {
-                let ctx = context(turn, m);
-                self.data.hist.quiet(turn, m)
-                    + self.data.hist.continuation(prev[0], ctx)
-                    + self.data.hist.continuation(prev[1], ctx)
+                self.data.hist.quiet_score(turn, m, prev)
             } else {
                 self.data.hist.capture(turn, m)
             };
 
             // 11. Shallow-depth pruning, once a move has been found that does not lose.
-            if best_score > -MATE_IN_MAX && has_pieces(self.board.pos()) {
+            if best_score > -MATE_IN_MAX && may_prune {
                 let lmr_depth = (depth - 1 - reduction(depth, moves_searched)).max(0);
                 if quiet {
                     // Late move pruning: late quiet moves at low depth rarely matter.
@@ -981,8 +980,7 @@ impl<'a> Thread<'a> {
                         continue;
                     }
                     // Delta pruning: even winning the victim for free stays below alpha.
-                    let gain = m.capture().map_or(0, value)
-                        + m.promotion().map_or(0, |p| value(p) - value(Role::Pawn));
+                    let gain = face_gain(m);
                     if futility + gain <= alpha && !m.is_promotion() {
                         best_score = best_score.max(futility + gain);
                         continue;
