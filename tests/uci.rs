@@ -5,7 +5,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::engine::{best_move, last_info, Engine};
+use common::engine::{best_move, last_info, says, Engine};
 
 const SECOND: Duration = Duration::from_secs(1);
 
@@ -67,7 +67,7 @@ fn every_option_can_be_set() {
         let lines = e.ask(command);
         match answer {
             None => assert!(lines.is_empty(), "{command}: {lines:?}"),
-            Some(text) => assert!(lines.iter().any(|l| l.contains(text)), "{command}: {lines:?}"),
+            Some(text) => assert!(says(&lines, text), "{command}: {lines:?}"),
         }
     }
     // MultiPV 3 with 2 threads: three lines per depth, each with its own multipv index.
@@ -95,16 +95,13 @@ fn bad_option_values_are_answered_and_change_nothing() {
         ("setoption name Hash value 1048576", "keeping a 1 MB table"),
     ] {
         let lines = e.ask(command);
-        assert!(
-            lines.iter().any(|l| l.starts_with("info string") && l.contains(answer)),
-            "{command}: {lines:?}"
-        );
+        assert!(says(&lines, answer), "{command}: {lines:?}");
     }
     // A file that is not a net is refused with the loader's reason.
     let junk = std::env::temp_dir().join(format!("nue-junk-{}.nnue", std::process::id()));
     std::fs::write(&junk, vec![0u8; 1200]).unwrap();
     let lines = e.ask(&format!("setoption name EvalFile value {}", junk.display()));
-    assert!(lines.iter().any(|l| l.contains("unsupported version")), "{lines:?}");
+    assert!(says(&lines, "unsupported version"), "{lines:?}");
     // The engine still plays with its default net.
     e.ask("position startpos");
     let lines = e.go("go depth 4", 10 * SECOND);
@@ -315,18 +312,15 @@ fn bad_input_is_answered_and_the_position_kept() {
         ("position nonsense", "expected"),
     ] {
         let lines = e.ask(command);
-        assert!(
-            lines.iter().any(|l| l.starts_with("info string") && l.contains(answer)),
-            "{command}: {lines:?}"
-        );
+        assert!(says(&lines, answer), "{command}: {lines:?}");
         assert_eq!(fen(&mut e), before, "{command} changed the position");
     }
     // An illegal move keeps the moves before it.
     let lines = e.ask("position startpos moves e2e4 e7e5 e1e3 g1f3");
-    assert!(lines.iter().any(|l| l.contains("illegal move 'e1e3'")), "{lines:?}");
+    assert!(says(&lines, "illegal move 'e1e3'"), "{lines:?}");
     assert_eq!(fen(&mut e), "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2");
     let lines = e.ask("position startpos moves zz99");
-    assert!(lines.iter().any(|l| l.contains("illegal move 'zz99'")));
+    assert!(says(&lines, "illegal move 'zz99'"), "{lines:?}");
     // Absurd go values still give a move.
     for go in [
         "go depth -5",
@@ -344,7 +338,7 @@ fn bad_input_is_answered_and_the_position_kept() {
         assert!(best_move(&lines) != "(none)", "{go}: {lines:?}");
     }
     let lines = e.ask("go perft");
-    assert!(lines.iter().any(|l| l.contains("usage")));
+    assert!(says(&lines, "usage"), "{lines:?}");
     assert_eq!(e.quit(), Some(0));
 }
 
@@ -355,7 +349,7 @@ fn perft_and_eval_commands() {
     let lines = e.ask("go perft 3");
     assert!(lines.contains(&"Nodes searched: 8902".to_string()), "{lines:?}");
     let lines = e.ask("eval");
-    assert!(lines.iter().any(|l| l.starts_with("info string NNUE evaluation")));
+    assert!(lines.iter().any(|l| l.starts_with("info string NNUE evaluation")), "{lines:?}");
 }
 
 #[test]

@@ -126,6 +126,11 @@ pub fn best_move(lines: &[String]) -> String {
     line.split_whitespace().nth(1).expect("a move after bestmove").to_string()
 }
 
+/// Whether one of `lines` is an `info string` message that contains `text`.
+pub fn says(lines: &[String], text: &str) -> bool {
+    lines.iter().any(|l| l.starts_with("info string") && l.contains(text))
+}
+
 /// The value after `key` in the last `info` line that has a score.
 pub fn last_info(lines: &[String], key: &str) -> Option<String> {
     let line = lines.iter().rev().find(|l| l.starts_with("info") && l.contains(" score "))?;
