@@ -39,9 +39,6 @@ fn train_step(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, train_step);
-criterion_main!(benches, extra);
-
 fn forward_only(c: &mut Criterion) {
     let batch = Batch::new(&positions());
     let model = Model::new(1);
@@ -51,4 +48,5 @@ fn forward_only(c: &mut Criterion) {
     group.bench_function("forward_only", |b| b.iter(|| model.loss(&batch, 0.75, 400.0)));
     group.finish();
 }
-criterion_group!(extra, forward_only);
+criterion_group!(benches, train_step, forward_only);
+criterion_main!(benches);
