@@ -218,11 +218,10 @@ pub struct Model {
 struct Scratch {
     /// Per-position accumulator gradients.
     d_acc: Vec<[Lanes; 2 * CHUNKS]>,
-    /// Dense gradients and losses of each slice of the batch.
+    /// Dense gradients and losses of each slice of the batch; the first gradient then
+    /// takes the sum of all.
     slice_grads: Vec<Dense>,
     slice_losses: Vec<Loss>,
-    /// Their sum.
-    grad: Vec<Dense>,
     /// The first layer's weights, output-major.
     l1_wt: Vec<[Lanes; 2 * CHUNKS]>,
     /// Feature-transformer rows used by the batch.
@@ -532,7 +531,8 @@ impl Model {
         loss
     }
 
-    /// One optimiser step on `batch`; returns the batch loss (before the step).
+    /// One optimiser step on `batch`, which holds at least one position; returns the
+    /// batch loss (before the step).
     pub fn train_step(&mut self, batch: &Batch, params: StepParams) -> Loss {
         const SLICES: usize = 64;
         let n = batch.len();
@@ -542,7 +542,6 @@ impl Model {
         scratch.d_acc.resize(n, [[0f32; LANES]; 2 * CHUNKS]);
         scratch.slice_grads.resize(n.div_ceil(slice_len), Dense::zeroed());
         scratch.slice_losses.resize(n.div_ceil(slice_len), Loss::default());
-        scratch.grad.resize(1, Dense::zeroed());
         scratch.l1_wt.resize(HIDDEN, [[0f32; LANES]; 2 * CHUNKS]);
         scratch.touched.resize(INPUTS, false);
 
@@ -567,10 +566,9 @@ impl Model {
                 *loss = simd::backward_slice(this, batch, range, da, params, inv_batch, l1_wt, g);
             });
         let mut loss = Loss::default();
-        let grad = &mut scratch.grad[0];
-        *grad = Dense::zeroed();
-        for (l, g) in scratch.slice_losses.iter().zip(&scratch.slice_grads) {
-            loss.add(*l);
+        scratch.slice_losses.iter().for_each(|&l| loss.add(l));
+        let (grad, rest) = scratch.slice_grads.split_first_mut().expect("a batch is not empty");
+        for g in &*rest {
             for (a, b) in grad.as_mut_slice().iter_mut().zip(g.as_slice()) {
                 *a += b;
             }
@@ -604,7 +602,7 @@ impl Model {
         self.coalesce();
 
         // 4. Dense parameters, clipped to what the quantised format holds.
-        let grad = &scratch.grad[0];
+        let grad = &scratch.slice_grads[0];
         let (w, m, v) = (&mut *self.dense, &mut *self.dense_m, &mut *self.dense_v);
         for c in 0..CHUNKS {
             adam.update_lanes(
