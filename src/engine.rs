@@ -21,6 +21,12 @@ use crate::{
 /// Stack size of search threads: every ply keeps a move list and a picker on the stack.
 pub const SEARCH_STACK_BYTES: usize = 64 << 20;
 
+/// Hash table size of a new engine, MiB (the `Hash` option's default).
+pub const DEFAULT_HASH_MB: usize = 16;
+/// Time kept back from every move by default, ms (the `Move Overhead` option's default):
+/// enough for a loaded machine running many games at once.
+pub const DEFAULT_MOVE_OVERHEAD_MS: u64 = 30;
+
 /// Settings that shape a search, set through UCI options.
 #[derive(Clone, Debug)]
 pub struct Settings {
@@ -34,7 +40,7 @@ pub struct Settings {
 
 impl Default for Settings {
     fn default() -> Self {
-        Settings { multipv: 1, move_overhead: 30, threads: 1 }
+        Settings { multipv: 1, move_overhead: DEFAULT_MOVE_OVERHEAD_MS, threads: 1 }
     }
 }
 

@@ -19,7 +19,7 @@ use shakmaty::{fen::Fen, CastlingMode, Chess, Color, EnPassantMode, Position};
 
 use self::options::{Name, Value, OPTIONS};
 use crate::{
-    engine::{parse_move, parse_position, Engine, SEARCH_STACK_BYTES},
+    engine::{parse_move, parse_position, Engine, DEFAULT_HASH_MB, SEARCH_STACK_BYTES},
     nnue::{internal_to_cp, PAWN_VALUE},
     search::{Control, Report, MATE, MATE_IN_MAX},
     time::Limits,
@@ -99,11 +99,16 @@ pub fn run() -> Result<()> {
     Ok(())
 }
 
+/// An engine as the option table's defaults describe it.
+fn fresh_engine() -> Result<Engine> {
+    Engine::new(DEFAULT_HASH_MB)
+}
+
 impl Uci {
     /// A fresh engine with the default options.
     pub fn new() -> Result<Uci> {
         Ok(Uci {
-            engine: Some(Engine::new(16)?),
+            engine: Some(fresh_engine()?),
             search: None,
             control: Arc::default(),
             chess960: false,
@@ -127,7 +132,7 @@ impl Uci {
                 Ok(engine) => self.engine = Some(engine),
                 Err(_) => {
                     send("info string the search thread failed; starting a fresh engine");
-                    self.engine = Engine::new(16).ok();
+                    self.engine = fresh_engine().ok();
                 }
             }
         }
@@ -141,7 +146,7 @@ impl Uci {
         }
         self.stop_search();
         if self.engine.is_none() {
-            self.engine = Some(Engine::new(16).expect("a 16 MB engine"));
+            self.engine = Some(fresh_engine().expect("an engine with the default hash size"));
         }
         self.engine.as_mut().expect("just set")
     }
@@ -307,7 +312,7 @@ impl Uci {
             Ok(handle) => self.search = Some(handle),
             Err(e) => {
                 send(&format!("info string cannot start the search thread: {e}"));
-                self.engine = Engine::new(16).ok();
+                self.engine = fresh_engine().ok();
             }
         }
     }

@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use crate::engine::{DEFAULT_HASH_MB, DEFAULT_MOVE_OVERHEAD_MS};
+
 /// The kind of an option, with its default and bounds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
@@ -62,7 +64,7 @@ pub const OPTIONS: [Spec; 10] = [
     Spec {
         name: Name::Hash,
         uci_name: "Hash",
-        kind: Kind::Spin { default: 16, min: 1, max: MAX_HASH_MB },
+        kind: Kind::Spin { default: DEFAULT_HASH_MB as i64, min: 1, max: MAX_HASH_MB },
     },
     Spec {
         name: Name::Threads,
@@ -79,7 +81,7 @@ pub const OPTIONS: [Spec; 10] = [
     Spec {
         name: Name::MoveOverhead,
         uci_name: "Move Overhead",
-        kind: Kind::Spin { default: 30, min: 0, max: 5000 },
+        kind: Kind::Spin { default: DEFAULT_MOVE_OVERHEAD_MS as i64, min: 0, max: 5000 },
     },
     Spec { name: Name::EvalFile, uci_name: "EvalFile", kind: Kind::Text { default: "<default>" } },
     Spec { name: Name::Chess960, uci_name: "UCI_Chess960", kind: Kind::Check { default: false } },
