@@ -60,11 +60,18 @@ impl Limits {
         let inc = self.inc[s].unwrap_or(0);
         let available = left.saturating_sub(overhead_ms).max(1);
         let moves = self.moves_to_go.map_or(SUDDEN_DEATH_MOVES, |m| m.clamp(1, MAX_MOVES_TO_GO));
+        // The time to share out over the next `moves` moves: the clock and the increments
+        // still to come, less the overhead that every one of those moves loses. Taking the
+        // overhead off once only would let the clock drain to the overhead itself, where
+        // any delay loses on time; this way a reserve of about `moves` overheads remains.
+        let pool = left
+            .saturating_add(inc.saturating_mul(moves - 1))
+            .saturating_sub(overhead_ms.saturating_mul(moves));
         // The hard limit keeps a reserve: a quarter of the clock with several moves to
         // go, a tenth before the control.
         let hard_cap =
             if moves == 1 { available - available / 10 } else { available - available / 4 };
-        let ideal = (available / moves).saturating_add(inc / 4 * 3).min(hard_cap);
+        let ideal = (pool / moves).min(hard_cap);
         let hard = ideal.saturating_mul(4).min(hard_cap).max(1);
         let soft = ideal.clamp(1, hard);
         Some(Budget { soft: Duration::from_millis(soft), hard: Duration::from_millis(hard) })
@@ -109,8 +116,9 @@ mod tests {
     #[test]
     fn typical_budgets() {
         let b = clock(10_000, 100, None).budget(Color::Black, 10).unwrap();
-        assert_eq!(b.soft, Duration::from_millis(9_990 / 25 + 75));
-        assert_eq!(b.hard, Duration::from_millis(4 * (9_990 / 25 + 75)));
+        let ideal = (10_000 + 24 * 100 - 25 * 10) / 25;
+        assert_eq!(b.soft, Duration::from_millis(ideal));
+        assert_eq!(b.hard, Duration::from_millis(4 * ideal));
         let b = Limits { move_time: Some(1000), ..Limits::default() }.budget(Color::White, 10);
         assert_eq!(b.unwrap().hard, Duration::from_millis(990));
         assert_eq!(Limits { depth: Some(5), ..Limits::default() }.budget(Color::White, 10), None);
@@ -118,6 +126,24 @@ mod tests {
         let mut l = clock(1000, 0, None);
         l.time[1] = Some(100_000);
         assert!(l.budget(Color::White, 0).unwrap().hard <= Duration::from_millis(750));
+    }
+
+    /// A game at 2+0.02 with a 30 ms overhead, in which every move takes its soft budget
+    /// stretched by half plus 5 ms of latency: the clock settles well above the overhead
+    /// instead of draining to it.
+    #[test]
+    fn the_clock_keeps_a_reserve() {
+        let (inc, overhead, latency) = (20u64, 30u64, 5u64);
+        let mut left = 2_000u64;
+        let mut lowest = left;
+        for _ in 0..500 {
+            let b = clock(left, inc, None).budget(Color::White, overhead).unwrap();
+            let used = b.soft.as_millis() as u64 * 3 / 2 + latency;
+            assert!(used < left, "lost on time with {left} ms left");
+            left = left - used + inc;
+            lowest = lowest.min(left);
+        }
+        assert!(lowest >= 10 * overhead, "the clock fell to {lowest} ms");
     }
 
     #[test]
