@@ -47,6 +47,10 @@ pub struct Budget {
 const SUDDEN_DEATH_MOVES: u64 = 25;
 /// Moves planned for at most, even when a control is far away.
 const MAX_MOVES_TO_GO: u64 = 50;
+/// Overheads' worth of clock that planning never touches. With only the overhead kept
+/// back, a long game with an increment drains the clock to the overhead itself, where a
+/// single delay loses on time; this keeps a cushion of a few more.
+const RESERVE_OVERHEADS: u64 = 4;
 
 impl Limits {
     /// The budget for `side` to move, or `None` when time does not limit the search.
@@ -58,20 +62,14 @@ impl Limits {
         let s = usize::from(side == Color::Black);
         let left = self.time[s]?;
         let inc = self.inc[s].unwrap_or(0);
-        let available = left.saturating_sub(overhead_ms).max(1);
+        let kept = overhead_ms.saturating_mul(1 + RESERVE_OVERHEADS);
+        let available = left.saturating_sub(kept).max(1);
         let moves = self.moves_to_go.map_or(SUDDEN_DEATH_MOVES, |m| m.clamp(1, MAX_MOVES_TO_GO));
-        // The time to share out over the next `moves` moves: the clock and the increments
-        // still to come, less the overhead that every one of those moves loses. Taking the
-        // overhead off once only would let the clock drain to the overhead itself, where
-        // any delay loses on time; this way a reserve of about `moves` overheads remains.
-        let pool = left
-            .saturating_add(inc.saturating_mul(moves - 1))
-            .saturating_sub(overhead_ms.saturating_mul(moves));
         // The hard limit keeps a reserve: a quarter of the clock with several moves to
         // go, a tenth before the control.
         let hard_cap =
             if moves == 1 { available - available / 10 } else { available - available / 4 };
-        let ideal = (pool / moves).min(hard_cap);
+        let ideal = (available / moves).saturating_add(inc / 4 * 3).min(hard_cap);
         let hard = ideal.saturating_mul(4).min(hard_cap).max(1);
         let soft = ideal.clamp(1, hard);
         Some(Budget { soft: Duration::from_millis(soft), hard: Duration::from_millis(hard) })
@@ -116,7 +114,7 @@ mod tests {
     #[test]
     fn typical_budgets() {
         let b = clock(10_000, 100, None).budget(Color::Black, 10).unwrap();
-        let ideal = (10_000 + 24 * 100 - 25 * 10) / 25;
+        let ideal = (10_000 - 5 * 10) / 25 + 75;
         assert_eq!(b.soft, Duration::from_millis(ideal));
         assert_eq!(b.hard, Duration::from_millis(4 * ideal));
         let b = Limits { move_time: Some(1000), ..Limits::default() }.budget(Color::White, 10);
@@ -129,8 +127,8 @@ mod tests {
     }
 
     /// A game at 2+0.02 with a 30 ms overhead, in which every move takes its soft budget
-    /// stretched by half plus 5 ms of latency: the clock settles well above the overhead
-    /// instead of draining to it.
+    /// stretched by half plus 5 ms of latency: the clock settles above the overhead and
+    /// the reserve instead of draining to the overhead.
     #[test]
     fn the_clock_keeps_a_reserve() {
         let (inc, overhead, latency) = (20u64, 30u64, 5u64);
@@ -143,7 +141,7 @@ mod tests {
             left = left - used + inc;
             lowest = lowest.min(left);
         }
-        assert!(lowest >= 10 * overhead, "the clock fell to {lowest} ms");
+        assert!(lowest >= (1 + RESERVE_OVERHEADS) * overhead, "the clock fell to {lowest} ms");
     }
 
     #[test]
