@@ -191,6 +191,7 @@ impl Engine {
             budget: limits.budget(self.pos.turn(), self.settings.move_overhead),
             depth: limits.depth.map(|d| d.min(i32::MAX as u32) as i32),
             nodes: limits.nodes,
+            soft_nodes: limits.soft_nodes,
             mate: limits.mate,
             multipv: self.settings.multipv,
         };

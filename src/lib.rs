@@ -10,6 +10,8 @@
 //! - [`board`]: the position stack over shakmaty, keys, repetitions, accumulators.
 //! - [`nnue`]: the Stockfish 12 `.nnue` network: loading, feature indexing, the
 //!   incremental accumulator stack and the SIMD kernels (the crate's only `unsafe`).
+//! - [`datagen`]: self-play games for training (`nue datagen`), written as game
+//!   [`chain`]s, from random openings or a [`book`].
 //! - [`train`]: the CPU trainer and quantiser (`nue train`).
 //! - [`bench`], [`perft`], [`tools`]: the `bench`, `perft` and `eval` subcommands.
 //! - [`rng`]: the seedable generator behind shuffling and training.
@@ -17,6 +19,9 @@
 
 pub mod bench;
 pub mod board;
+pub mod book;
+pub mod chain;
+pub mod datagen;
 pub mod engine;
 pub mod history;
 pub mod movepick;

@@ -39,6 +39,8 @@ enum Command {
         #[arg(long)]
         net: Option<PathBuf>,
     },
+    /// Generate training data by self-play, as game chains.
+    Datagen(nue::datagen::DatagenArgs),
     /// Train a net on the CPU and export it in the Stockfish 12 format.
     Train(nue::train::TrainArgs),
     /// Speak UCI (the same as running without a subcommand).
@@ -65,6 +67,7 @@ fn run(cli: Cli) -> Result<()> {
         }
         Some(Command::Perft { depth, fen }) => nue::tools::perft(depth, fen.as_deref()),
         Some(Command::Eval { fen, net }) => nue::tools::eval(fen.as_deref(), net.as_deref()),
+        Some(Command::Datagen(args)) => nue::datagen::run(&args).map(|_| ()),
         Some(Command::Train(args)) => nue::train::run(&args).map(|_| ()),
     }
 }

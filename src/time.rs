@@ -22,6 +22,9 @@ pub struct Limits {
     pub depth: Option<u32>,
     /// Search this many nodes at most.
     pub nodes: Option<u64>,
+    /// Start no iteration once this many nodes are searched (a soft limit for data
+    /// generation; no `go` form sets it).
+    pub soft_nodes: Option<u64>,
     /// Search exactly this long.
     pub move_time: Option<u64>,
     /// Look for a mate in this many moves.

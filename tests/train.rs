@@ -47,6 +47,7 @@ fn sample_data(dir: &Path, n: usize) -> PathBuf {
 fn args(data: PathBuf, out: &Path, epochs: usize) -> TrainArgs {
     TrainArgs {
         data: vec![data],
+        filter: data::Filter::default(),
         out: out.join("run"),
         cache: out.join("cache"),
         epochs,

@@ -129,6 +129,8 @@ pub struct SearchLimits {
     pub depth: Option<i32>,
     /// Node limit over all threads.
     pub nodes: Option<u64>,
+    /// No new iteration once this many nodes are searched.
+    pub soft_nodes: Option<u64>,
     /// Stop once a mate in at most this many moves is found.
     pub mate: Option<u32>,
     /// Number of principal variations.
@@ -417,6 +419,9 @@ impl<'a> Thread<'a> {
                 if best.score >= MATE - 2 * mate as i32 {
                     break;
                 }
+            }
+            if limits.soft_nodes.is_some_and(|n| self.shared.total_nodes() >= n) {
+                break;
             }
             if last_best == Some(best.mv) {
                 stable_iterations += 1;

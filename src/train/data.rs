@@ -1,26 +1,32 @@
-//! Training data: the text format of `../shared/data`, a compact binary cache, and batches
-//! of HalfKP features.
+//! Training data: the two text layouts of `../shared/data`, a compact binary cache, the
+//! filters that choose which positions to train on, and batches of HalfKP features.
 //!
-//! Text lines are `<fen> | <score> | <result>`, the score in centipawns and the result
-//! (1.0, 0.5, 0.0) both from White's point of view. Parsing FENs is the slow part, so
-//! each input file is converted once into a cache of 32-byte [`Packed`] records next to
-//! the other training outputs, and later runs read the cache.
+//! - Per-position files: lines `<fen> | <score> | <result>`, the score in centipawns and
+//!   the result (1.0, 0.5, 0.0) both from White's point of view.
+//! - Game chains (`*.chain.txt.gz`, [`crate::chain`]): whole games, every ply with its
+//!   score, positions in check, captures and mate scores included.
+//!
+//! Parsing is the slow part, so each input file is converted once into a cache of
+//! 32-byte [`Packed`] records next to the other training outputs, and later runs read
+//! the cache. A chain's cache holds every ply with what the filters need to know (its
+//! ply, whether it is in check, whether its move captures or promotes, whether its score
+//! was a mate), so changing a filter never means parsing again.
 
 use std::{
     fs::File,
-    io::{BufRead, BufReader, BufWriter, Read, Write},
+    io::{BufWriter, Read, Write},
     path::{Path, PathBuf},
 };
 
 use anyhow::{bail, ensure, Context, Result};
 use bytemuck::{Pod, Zeroable};
-use flate2::read::MultiGzDecoder;
 use rayon::prelude::*;
 use shakmaty::{
     fen::Fen, Bitboard, Board, CastlingMode, Chess, Color, Piece, Position, Role, Square,
 };
 
 use crate::{
+    chain::{Game, Lines},
     nnue::{
         features::{self, MAX_ACTIVE},
         PAWN_VALUE,
@@ -28,26 +34,39 @@ use crate::{
     rng::Rng,
 };
 
-/// One training position in 32 bytes: occupancy, a nibble per piece in square order, and
-/// the labels.
+/// One training position in 32 bytes: occupancy, a nibble per piece in square order, the
+/// labels, and what the filters look at.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
 #[repr(C)]
 pub struct Packed {
     occupied: u64,
     /// Piece codes (`color * 8 + role`), two per byte, in ascending square order.
     pieces: [u8; 16],
-    /// Search score in centipawns, White's point of view.
+    /// Search score in centipawns, White's point of view (0 for a mate score).
     score_cp: i16,
     /// Game result for White: 0 loss, 1 draw, 2 win.
     result: u8,
     /// 0 when White is to move, 1 when Black is.
     turn: u8,
-    _reserved: u32,
+    /// Index of the position in its game chain; [`Packed::NO_PLY`] for per-position files.
+    ply: u16,
+    /// [`Packed::IN_CHECK`], [`Packed::NOISY`], [`Packed::MATE`].
+    flags: u8,
+    _reserved: u8,
 }
 
 const _: () = assert!(std::mem::size_of::<Packed>() == 32);
 
 impl Packed {
+    /// The side to move is in check.
+    pub const IN_CHECK: u8 = 1;
+    /// The move played from the position captures or promotes.
+    pub const NOISY: u8 = 2;
+    /// The search saw a forced mate (`#`): there is no score.
+    pub const MATE: u8 = 4;
+    /// The ply of a position whose game is unknown.
+    pub const NO_PLY: u16 = u16::MAX;
+
     /// Packs a board with its labels; `None` when the board has more than 32 pieces or
     /// misses a king.
     pub fn new(board: &Board, turn: Color, score_cp: i32, result: f32) -> Option<Packed> {
@@ -70,8 +89,43 @@ impl Packed {
             score_cp: score_cp.clamp(i16::MIN as i32, i16::MAX as i32) as i16,
             result: (result * 2.0).round().clamp(0.0, 2.0) as u8,
             turn: u8::from(turn == Color::Black),
+            ply: Packed::NO_PLY,
+            flags: 0,
             _reserved: 0,
         })
+    }
+
+    /// Every recorded position of a game chain, with its ply and flags; `None` when a
+    /// position cannot be packed.
+    pub fn from_game(game: &Game) -> Option<Vec<Packed>> {
+        game.positions()
+            .enumerate()
+            .map(|(i, (pos, ply))| {
+                let mut p =
+                    Packed::new(pos.board(), pos.turn(), ply.score.unwrap_or(0), game.result)?;
+                p.ply = i.min(usize::from(Packed::NO_PLY - 1)) as u16;
+                let flag = |on: bool, flag: u8| if on { flag } else { 0 };
+                p.flags = flag(pos.is_check(), Packed::IN_CHECK)
+                    | flag(ply.mv.is_capture() || ply.mv.is_promotion(), Packed::NOISY)
+                    | flag(ply.score.is_none(), Packed::MATE);
+                Some(p)
+            })
+            .collect()
+    }
+
+    /// Whether all of `flags` are set.
+    pub fn has(&self, flags: u8) -> bool {
+        self.flags & flags == flags
+    }
+
+    /// Index of the position in its game chain, if it came from one.
+    pub fn ply(&self) -> Option<u16> {
+        (self.ply != Packed::NO_PLY).then_some(self.ply)
+    }
+
+    /// Search score in centipawns, White's point of view.
+    pub fn score_cp(&self) -> i32 {
+        i32::from(self.score_cp)
     }
 
     /// The side to move.
@@ -184,60 +238,164 @@ pub fn parse_line(line: &str) -> Result<Packed, Reject> {
 }
 
 /// What reading one file produced.
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct ReadStats {
-    /// Lines turned into positions.
+    /// Positions read.
     pub kept: usize,
-    /// Lines with a broken layout or numbers.
+    /// Position lines with a broken layout or numbers.
     pub bad_syntax: usize,
-    /// Lines whose FEN is not a legal position.
+    /// Position lines whose FEN is not a legal position.
     pub bad_position: usize,
+    /// Games read from a chain file.
+    pub games: usize,
+    /// Chain lines skipped whole: a broken layout, an illegal move, a bad score.
+    pub bad_games: usize,
+    /// Whether a gzip stream ended early (a generator killed while writing).
+    pub truncated: bool,
 }
 
-/// Reads a text data file (plain or gzip) in parallel chunks of lines.
+/// Whether `path` holds game chains (`*.chain.txt`, `*.chain.txt.gz`) rather than one
+/// position per line.
+pub fn is_chain(path: &Path) -> bool {
+    path.file_name().is_some_and(|n| n.to_string_lossy().contains(".chain."))
+}
+
+/// Reads a data file of either layout (plain or gzip) in parallel chunks of lines.
 pub fn read_text(path: &Path) -> Result<(Vec<Packed>, ReadStats)> {
-    let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
-    let reader: Box<dyn Read> = if path.extension().is_some_and(|e| e == "gz") {
-        Box::new(MultiGzDecoder::new(file))
-    } else {
-        Box::new(file)
-    };
-    let mut lines = BufReader::with_capacity(1 << 20, reader).lines();
+    let chain = is_chain(path);
+    let mut lines = Lines::open(path)?;
     let mut out = Vec::new();
     let mut stats = ReadStats::default();
     loop {
-        let chunk: Vec<String> = lines
-            .by_ref()
-            .take(1 << 16)
-            .collect::<std::io::Result<_>>()
-            .with_context(|| format!("reading {}", path.display()))?;
+        let chunk: Vec<String> =
+            lines.by_ref().take(if chain { 1 << 12 } else { 1 << 16 }).collect();
         if chunk.is_empty() {
             break;
         }
-        let parsed: Vec<Result<Packed, Reject>> =
-            chunk.par_iter().filter(|l| !l.trim().is_empty()).map(|l| parse_line(l)).collect();
-        for r in parsed {
-            match r {
-                Ok(p) => out.push(p),
-                Err(Reject::Syntax) => stats.bad_syntax += 1,
-                Err(Reject::Position) => stats.bad_position += 1,
+        let lines = chunk.par_iter().filter(|l| !l.trim().is_empty());
+        if chain {
+            let games: Vec<Option<Vec<Packed>>> =
+                lines.map(|l| Game::parse(l).ok().and_then(|g| Packed::from_game(&g))).collect();
+            for game in games {
+                match game {
+                    Some(positions) => {
+                        stats.games += 1;
+                        out.extend(positions);
+                    }
+                    None => stats.bad_games += 1,
+                }
+            }
+        } else {
+            let parsed: Vec<Result<Packed, Reject>> = lines.map(|l| parse_line(l)).collect();
+            for r in parsed {
+                match r {
+                    Ok(p) => out.push(p),
+                    Err(Reject::Syntax) => stats.bad_syntax += 1,
+                    Err(Reject::Position) => stats.bad_position += 1,
+                }
             }
         }
     }
     stats.kept = out.len();
+    stats.truncated = lines.truncated();
     Ok((out, stats))
 }
 
-const CACHE_MAGIC: &[u8; 8] = b"NUEPOS01";
+/// Which positions to train on. Per-position files were filtered when they were made
+/// (no checks, no captures or promotions, no mates); game chains hold every ply, and
+/// these choose.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::Args)]
+pub struct Filter {
+    /// Train on game-chain positions in which the side to move is in check.
+    #[arg(long)]
+    pub keep_in_check: bool,
+    /// Train on game-chain positions whose recorded move captures or promotes.
+    #[arg(long)]
+    pub keep_noisy: bool,
+    /// Train on positions scored as a forced mate (`#`), labelled ±--max-score toward
+    /// the game's winner (those of drawn games are skipped all the same).
+    #[arg(long)]
+    pub keep_mates: bool,
+    /// Skip the first plies of each game chain (the positions right after its random
+    /// opening).
+    #[arg(long, default_value_t = 8)]
+    pub min_ply: u16,
+    /// Skip positions whose score lies beyond this many centipawns.
+    #[arg(long = "max-score", default_value_t = 3000)]
+    pub max_score_cp: i32,
+}
 
-/// The cache file for `source` inside `dir`, named after the source and its size so that a
-/// changed source gets a new cache.
+impl Default for Filter {
+    fn default() -> Self {
+        Filter {
+            keep_in_check: false,
+            keep_noisy: false,
+            keep_mates: false,
+            min_ply: 8,
+            max_score_cp: 3000,
+        }
+    }
+}
+
+/// How many positions each filter removed (a position counts under the first that
+/// removes it, in the order of the fields).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct FilterStats {
+    /// Positions kept.
+    pub kept: usize,
+    /// Side to move in check.
+    pub in_check: usize,
+    /// Move captures or promotes.
+    pub noisy: usize,
+    /// Mate scores.
+    pub mate: usize,
+    /// Among the first plies of a chain.
+    pub early: usize,
+    /// Score beyond the cap.
+    pub beyond_cap: usize,
+}
+
+impl Filter {
+    /// Removes the positions this filter skips, relabelling kept mates; keeps the order.
+    pub fn apply(&self, positions: &mut Vec<Packed>) -> FilterStats {
+        let mut stats = FilterStats::default();
+        let cap = self.max_score_cp.clamp(0, i32::from(i16::MAX));
+        positions.retain_mut(|p| {
+            let reason = if !self.keep_in_check && p.has(Packed::IN_CHECK) {
+                &mut stats.in_check
+            } else if !self.keep_noisy && p.has(Packed::NOISY) {
+                &mut stats.noisy
+            } else if p.has(Packed::MATE) && (!self.keep_mates || p.result == 1) {
+                &mut stats.mate
+            } else if p.ply().is_some_and(|ply| ply < self.min_ply) {
+                &mut stats.early
+            } else if !p.has(Packed::MATE) && p.score_cp().abs() > cap {
+                &mut stats.beyond_cap
+            } else {
+                if p.has(Packed::MATE) {
+                    p.score_cp = if p.result == 2 { cap } else { -cap } as i16;
+                }
+                stats.kept += 1;
+                return true;
+            };
+            *reason += 1;
+            false
+        });
+        positions.shrink_to_fit();
+        stats
+    }
+}
+
+const CACHE_MAGIC: &[u8; 8] = b"NUEPOS02";
+
+/// The cache file for `source` inside `dir`, named after the source, its size and the
+/// cache's version, so that a changed source gets a new cache.
 pub fn cache_path(dir: &Path, source: &Path) -> Result<PathBuf> {
     let len = std::fs::metadata(source)
         .with_context(|| format!("cannot read {}", source.display()))?
         .len();
     let name = source.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
-    Ok(dir.join(format!("{name}.{len}.bin")))
+    Ok(dir.join(format!("{name}.{len}.v2.bin")))
 }
 
 /// Writes packed positions to a cache file.
@@ -267,42 +425,84 @@ pub fn read_cache(path: &Path) -> Result<Vec<Packed>> {
     Ok(out)
 }
 
-/// Loads every source, through its cache when there is one, printing a summary per file.
-/// Returns one vector per source, each in file order (consecutive positions come from
-/// the same game).
-pub fn load_all(sources: &[PathBuf], cache_dir: &Path) -> Result<Vec<Vec<Packed>>> {
-    if sources.is_empty() {
+/// The data files named by `paths`: a file stands for itself, a folder for the
+/// `*.txt.gz` and `*.txt` files in it (both layouts), in name order.
+pub fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            let mut found: Vec<PathBuf> = std::fs::read_dir(path)
+                .with_context(|| format!("cannot list {}", path.display()))?
+                .filter_map(|e| Some(e.ok()?.path()))
+                .filter(|p| {
+                    let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
+                    p.is_file()
+                        && name.is_some_and(|n| n.ends_with(".txt.gz") || n.ends_with(".txt"))
+                })
+                .collect();
+            found.sort();
+            ensure!(!found.is_empty(), "{} holds no .txt or .txt.gz data files", path.display());
+            files.extend(found);
+        } else {
+            files.push(path.clone());
+        }
+    }
+    Ok(files)
+}
+
+/// Loads every source (files or folders, see [`expand`]), through its cache when there is
+/// one, applies `filter`, and prints a summary per file. Returns one vector per file,
+/// each in file order (consecutive positions come from the same game).
+pub fn load_all(
+    sources: &[PathBuf],
+    cache_dir: &Path,
+    filter: &Filter,
+) -> Result<Vec<Vec<Packed>>> {
+    let files = expand(sources)?;
+    if files.is_empty() {
         bail!("no training data given");
     }
     std::fs::create_dir_all(cache_dir)
         .with_context(|| format!("cannot create {}", cache_dir.display()))?;
     let mut all = Vec::new();
-    for source in sources {
+    for source in &files {
         let cache = cache_path(cache_dir, source)?;
-        let positions = if cache.exists() {
-            let p = read_cache(&cache)?;
-            eprintln!(
-                "{}: {} positions (cached in {})",
-                source.display(),
-                p.len(),
-                cache.display()
-            );
-            p
+        let mut positions = if cache.exists() {
+            read_cache(&cache)?
         } else {
             let start = std::time::Instant::now();
             let (p, stats) = read_text(source)?;
+            let skipped = if is_chain(source) {
+                format!("{} games, {} malformed games skipped", stats.games, stats.bad_games)
+            } else {
+                format!(
+                    "{} malformed lines and {} illegal positions skipped",
+                    stats.bad_syntax, stats.bad_position
+                )
+            };
             eprintln!(
-                "{}: {} positions, skipped {} malformed lines and {} illegal positions ({:.1} s); caching in {}",
+                "{}: read {} positions; {skipped}{} ({:.1} s)",
                 source.display(),
                 stats.kept,
-                stats.bad_syntax,
-                stats.bad_position,
+                if stats.truncated { "; the file ends in a cut-off gzip member" } else { "" },
                 start.elapsed().as_secs_f64(),
-                cache.display()
             );
             write_cache(&cache, &p)?;
             p
         };
+        let read = positions.len();
+        let s = filter.apply(&mut positions);
+        eprintln!(
+            "{}: {} of {read} positions kept (skipped: {} in check, {} captures or promotions, \
+             {} mate scores, {} early plies, {} beyond the score cap)",
+            source.display(),
+            s.kept,
+            s.in_check,
+            s.noisy,
+            s.mate,
+            s.early,
+            s.beyond_cap
+        );
         all.push(positions);
     }
     ensure!(all.iter().any(|p| !p.is_empty()), "the training data holds no usable positions");
@@ -415,6 +615,80 @@ mod tests {
             expected.sort_unstable();
             assert_eq!(ours, expected);
         }
+    }
+
+    /// A hand-written game: two quiet plies, a promotion with check, the evasion, a
+    /// capture, a score beyond the cap, and a mate score.
+    const CHAIN: &str = "4k3/P7/8/8/8/8/p7/R3K3 w - - 0 1 | 1.0 | \
+        e1f1 30 e8d8 -20 a7a8q 900 d8e7 950 a1a2 1000 e7e6 4000 a8a6 #";
+
+    fn chain_positions() -> Vec<Packed> {
+        Packed::from_game(&Game::parse(CHAIN).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn chain_positions_carry_their_ply_and_flags() {
+        let p = chain_positions();
+        assert_eq!(p.len(), 7);
+        assert_eq!(
+            p.iter().map(|p| p.ply().unwrap()).collect::<Vec<_>>(),
+            (0..7).collect::<Vec<_>>()
+        );
+        let flags: Vec<u8> = p.iter().map(|p| p.flags).collect();
+        assert_eq!(flags, [0, 0, Packed::NOISY, Packed::IN_CHECK, Packed::NOISY, 0, Packed::MATE]);
+        assert_eq!(p[3].turn(), Color::Black);
+        assert_eq!(p[3].score_cp(), 950);
+        assert_eq!(p[3].result(), 0.0);
+    }
+
+    #[test]
+    fn each_filter_removes_what_it_names() {
+        let run = |filter: Filter| {
+            let mut p = chain_positions();
+            let stats = filter.apply(&mut p);
+            (p.iter().map(|p| p.ply().unwrap()).collect::<Vec<_>>(), stats)
+        };
+        let all = Filter { min_ply: 0, ..Filter::default() };
+        let (kept, stats) = run(all);
+        assert_eq!(kept, [0, 1]);
+        let expected =
+            FilterStats { kept: 2, in_check: 1, noisy: 2, mate: 1, early: 0, beyond_cap: 1 };
+        assert_eq!(stats, expected);
+
+        assert_eq!(run(Filter { keep_in_check: true, ..all }).0, [0, 1, 3]);
+        assert_eq!(run(Filter { keep_noisy: true, ..all }).0, [0, 1, 2, 4]);
+        assert_eq!(run(Filter { max_score_cp: 5000, ..all }).0, [0, 1, 5]);
+        assert_eq!(
+            run(Filter { min_ply: 1, ..all }),
+            (vec![1], FilterStats { kept: 1, early: 1, ..stats })
+        );
+        assert_eq!(run(Filter::default()).1.early, 3);
+
+        // A kept mate is labelled as a capped score for the winner.
+        let mut p = chain_positions();
+        Filter { keep_mates: true, ..all }.apply(&mut p);
+        assert_eq!(p.iter().map(|p| p.ply().unwrap()).collect::<Vec<_>>(), [0, 1, 6]);
+        assert_eq!(p[2].score_cp(), 3000);
+
+        // Per-position lines have no ply and no flags: only the score cap applies.
+        let mut lines = vec![
+            parse_line("4k3/8/8/8/8/8/8/R3K3 w - - 0 1 | 2500 | 1.0").unwrap(),
+            parse_line("4k3/8/8/8/8/8/8/R3K3 w - - 0 1 | 3500 | 1.0").unwrap(),
+        ];
+        assert_eq!(Filter::default().apply(&mut lines).kept, 1);
+    }
+
+    #[test]
+    fn malformed_games_are_skipped_whole_and_counted() {
+        let dir = std::env::temp_dir().join(format!("nue-data-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.chain.txt");
+        let illegal = CHAIN.replace("a1a2", "a1a3");
+        std::fs::write(&path, format!("{CHAIN}\n{illegal}\nnot a game\n\n{CHAIN}\n")).unwrap();
+        let (positions, stats) = read_text(&path).unwrap();
+        assert_eq!(positions.len(), 14);
+        assert_eq!((stats.games, stats.bad_games, stats.truncated), (2, 2, false));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -5,8 +5,8 @@
 //! games of every file for validation, shuffle the rest with the seed, fit the sigmoid
 //! scale to the game results, then train the float [`model::Model`] with Adam and a
 //! cosine learning-rate schedule. After every
-//! epoch it writes a checkpoint that `--resume` continues from, and the quantised net; at
-//! the end it names the net by its content hash and reports how far the integer net
+//! epoch it writes a checkpoint that `--resume` continues from, and that epoch's quantised
+//! net (`epoch-N.nnue`, so that games can choose among them); at the end it names the net by its content hash and reports how far the integer net
 //! strays from the float model on the held-out positions.
 
 pub mod data;
@@ -37,13 +37,13 @@ use crate::{
 /// Options of `nue train`.
 #[derive(Clone, Debug, clap::Args)]
 pub struct TrainArgs {
-    /// Training data: text files of `<fen> | <score> | <result>` lines, plain or gzip.
-    #[arg(long = "data", num_args = 1.., default_values = [
-        "../shared/data/sf15-d7-part1.txt.gz",
-        "../shared/data/sf15-d7-part2.txt.gz",
-        "../shared/data/sf15-d5-part3.txt.gz",
-    ])]
+    /// Training data: files of `<fen> | <score> | <result>` lines or game chains
+    /// (`*.chain.txt.gz`), plain or gzip, or folders of them.
+    #[arg(long = "data", num_args = 1.., default_values = ["../shared/data"])]
     pub data: Vec<PathBuf>,
+    /// Which positions of the data to train on.
+    #[command(flatten)]
+    pub filter: data::Filter,
     /// Folder for the checkpoint, the log and the exported nets.
     #[arg(long, default_value = "runs/default")]
     pub out: PathBuf,
@@ -118,7 +118,7 @@ pub fn run(args: &TrainArgs) -> Result<TrainReport> {
         .with_context(|| format!("cannot create {}", args.out.display()))?;
 
     let (mut training, validation) =
-        split(data::load_all(&args.data, &args.cache)?, args.validation);
+        split(data::load_all(&args.data, &args.cache, &args.filter)?, args.validation);
     Rng::new(args.seed).shuffle(&mut training);
     let (training, validation) = (&training[..], &validation[..]);
     ensure!(!training.is_empty(), "no positions left to train on");
@@ -204,7 +204,11 @@ pub fn run(args: &TrainArgs) -> Result<TrainReport> {
             speed
         )?;
         save_checkpoint(&checkpoint, &mut model, epoch + 1)?;
-        std::fs::write(args.out.join("latest.nnue"), model.quantize().to_bytes())?;
+        // Every epoch's net stays, so that games can choose among them.
+        std::fs::write(
+            args.out.join(format!("epoch-{}.nnue", epoch + 1)),
+            model.quantize().to_bytes(),
+        )?;
     }
 
     if last_epoch < args.epochs {

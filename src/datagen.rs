@@ -1,0 +1,816 @@
+//! `nue datagen`: self-play games for training, written as game chains
+//! ([`crate::chain`]).
+//!
+//! A game starts from a few random legal plies (or a random book position, optionally
+//! followed by random plies); an opening whose first search scores beyond
+//! `--opening-bound` is thrown away. Then the player chooses every move by a search,
+//! and the move and the search's score are recorded, until the game ends by rule
+//! (mate, stalemate, repetition, fifty moves, insufficient material), by a mate score,
+//! or by adjudication: a win once the score stays beyond `--win-bound` for `--win-plies`
+//! plies, a draw once, late in the game, it stays within `--draw-bound` for
+//! `--draw-plies` plies.
+//!
+//! The player is Nue's own search (a soft node limit or a depth per move) or any UCI
+//! engine (`--engine`), which both plays and labels. Every worker thread has its own
+//! player; one writer appends finished games to the file, one gzip member each, so a
+//! killed run loses only its games in progress. Game `i` draws its randomness from the
+//! seed and `i` alone, so a one-thread run reproduces exactly, and a run appending to a
+//! file continues the numbering where the file ends.
+
+use std::{
+    collections::HashMap,
+    io::{BufRead, BufReader, BufWriter, Write},
+    path::PathBuf,
+    process::{Child, ChildStdin, ChildStdout, Command, Stdio},
+    sync::{
+        atomic::{AtomicBool, AtomicU64, Ordering::Relaxed},
+        mpsc,
+    },
+    time::{Duration, Instant},
+};
+
+use anyhow::{bail, ensure, Context, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use shakmaty::{fen::Fen, uci::UciMove, CastlingMode, Chess, Color, EnPassantMode, Move, Position};
+
+use crate::{
+    board::key_of,
+    book,
+    chain::{count_games, ChainWriter, Game, Ply},
+    engine::{Engine, SEARCH_STACK_BYTES},
+    nnue::internal_to_cp,
+    rng::Rng,
+    search::{Control, MATE_IN_MAX},
+    time::Limits,
+};
+
+/// Options of `nue datagen`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct DatagenArgs {
+    /// The chain file to append games to (`.chain.txt.gz`).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Games to add (default: no limit; stop with `--seconds` or by killing the run).
+    #[arg(long)]
+    pub games: Option<u64>,
+    /// Start no game after this many seconds, and drop the games still in progress.
+    #[arg(long)]
+    pub seconds: Option<u64>,
+    /// Worker threads, each with its own player.
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
+    /// Seed of the openings; game i of a seed is always the same opening.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Soft node limit per move: no new iteration once it is passed (Nue's search; with
+    /// `--engine`, sent as `go nodes`). Default 5000 when neither this nor `--depth` is given.
+    #[arg(long, conflicts_with = "depth")]
+    pub nodes: Option<u64>,
+    /// Search depth per move, instead of a node limit.
+    #[arg(long)]
+    pub depth: Option<u32>,
+    /// A UCI engine that plays and labels the games instead of Nue's own search.
+    #[arg(long)]
+    pub engine: Option<PathBuf>,
+    /// An option for `--engine`, `NAME=VALUE` (repeatable); Threads=1 and Hash=16 are
+    /// sent first.
+    #[arg(long = "engine-option", value_name = "NAME=VALUE")]
+    pub engine_options: Vec<String>,
+    /// Hash table of Nue's search, MiB per worker.
+    #[arg(long, default_value_t = 16)]
+    pub hash: usize,
+    /// An EPD or PGN book: each game starts from one of its positions, chosen at random.
+    #[arg(long)]
+    pub book: Option<PathBuf>,
+    /// Random legal plies at the start of a game (after the book position, if any);
+    /// every other game plays one more, so both sides get to move first. Default 8
+    /// without a book, 0 with one.
+    #[arg(long)]
+    pub random_plies: Option<usize>,
+    /// Discard an opening whose first search scores beyond this, centipawns.
+    #[arg(long, default_value_t = 400)]
+    pub opening_bound: i32,
+    /// Adjudicate a win once |score| stays at least this (centipawns, one side)...
+    #[arg(long, default_value_t = 1000)]
+    pub win_bound: i32,
+    /// ...for this many consecutive plies.
+    #[arg(long, default_value_t = 6)]
+    pub win_plies: usize,
+    /// Adjudicate a draw from this game ply on (counted from the start position)...
+    #[arg(long, default_value_t = 80)]
+    pub draw_after: usize,
+    /// ...once |score| stays at most this (centipawns)...
+    #[arg(long, default_value_t = 10)]
+    pub draw_bound: i32,
+    /// ...for this many consecutive plies.
+    #[arg(long, default_value_t = 10)]
+    pub draw_plies: usize,
+    /// A game still going after this many recorded plies is a draw.
+    #[arg(long, default_value_t = 600)]
+    pub max_plies: usize,
+}
+
+/// Default soft node limit per move.
+pub const DEFAULT_NODES: u64 = 5000;
+/// Hard node limit as a multiple of the soft one: an iteration that would run far past
+/// the soft limit is cut, and its move not used.
+const HARD_NODES_FACTOR: u64 = 8;
+/// Openings tried for one game before giving up on the settings.
+const MAX_OPENING_TRIES: usize = 1000;
+
+/// A search's score, from the side to move's point of view.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Score {
+    /// Centipawns.
+    Cp(i32),
+    /// A forced mate: positive when the side to move mates.
+    Mate(i32),
+}
+
+/// A move chosen by a search, with its score.
+#[derive(Clone, Copy, Debug)]
+pub struct Choice {
+    /// The move to play.
+    pub mv: Move,
+    /// The score of the position it is played from.
+    pub score: Score,
+}
+
+/// Something that chooses moves: Nue's search or a UCI engine.
+pub trait Player {
+    /// Forgets the last game.
+    fn new_game(&mut self) -> Result<()>;
+    /// Chooses a move in `pos`, reached from `start` by `moves`.
+    fn choose(&mut self, start: &Chess, moves: &[Move], pos: &Chess) -> Result<Choice>;
+}
+
+/// Nue's own search.
+pub struct NuePlayer {
+    engine: Engine,
+    limits: Limits,
+}
+
+impl NuePlayer {
+    /// A player searching to `depth`, or else to a soft limit of `nodes`.
+    pub fn new(hash_mb: usize, nodes: u64, depth: Option<u32>) -> Result<NuePlayer> {
+        let limits = match depth {
+            Some(d) => Limits { depth: Some(d), ..Limits::default() },
+            None => Limits {
+                soft_nodes: Some(nodes),
+                nodes: Some(nodes.saturating_mul(HARD_NODES_FACTOR)),
+                ..Limits::default()
+            },
+        };
+        Ok(NuePlayer { engine: Engine::new(hash_mb)?, limits })
+    }
+}
+
+impl Player for NuePlayer {
+    fn new_game(&mut self) -> Result<()> {
+        self.engine.new_game();
+        Ok(())
+    }
+
+    fn choose(&mut self, start: &Chess, moves: &[Move], _pos: &Chess) -> Result<Choice> {
+        self.engine.set_position(start.clone(), moves);
+        let outcome = self.engine.go(&self.limits, &Control::default(), &mut |_| {});
+        let mv = outcome.best.context("the search found no move")?;
+        let score = if outcome.score.abs() >= MATE_IN_MAX {
+            Score::Mate(outcome.score.signum())
+        } else {
+            Score::Cp(internal_to_cp(outcome.score))
+        };
+        Ok(Choice { mv, score })
+    }
+}
+
+/// A UCI engine in a child process.
+pub struct UciPlayer {
+    child: Child,
+    input: BufWriter<ChildStdin>,
+    output: BufReader<ChildStdout>,
+    go: String,
+    name: String,
+}
+
+impl UciPlayer {
+    /// Starts `path`, sets `options` (`NAME=VALUE`) and waits until it is ready.
+    pub fn start(path: &std::path::Path, options: &[String], go: String) -> Result<UciPlayer> {
+        let mut child = Command::new(path)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .with_context(|| format!("cannot start {}", path.display()))?;
+        let input = BufWriter::new(child.stdin.take().expect("piped stdin"));
+        let output = BufReader::new(child.stdout.take().expect("piped stdout"));
+        let name = path.display().to_string();
+        let mut player = UciPlayer { child, input, output, go, name };
+        player.send("uci")?;
+        player.wait_for("uciok")?;
+        for option in
+            ["Threads=1", "Hash=16"].iter().copied().chain(options.iter().map(|s| s.as_str()))
+        {
+            let (name, value) = option
+                .split_once('=')
+                .with_context(|| format!("engine option '{option}' is not NAME=VALUE"))?;
+            player.send(&format!("setoption name {} value {}", name.trim(), value.trim()))?;
+        }
+        player.send("isready")?;
+        player.wait_for("readyok")?;
+        Ok(player)
+    }
+
+    fn send(&mut self, line: &str) -> Result<()> {
+        writeln!(self.input, "{line}")
+            .and_then(|()| self.input.flush())
+            .with_context(|| format!("{} stopped reading its input", self.name))
+    }
+
+    /// Reads lines until one starts with `word`, and returns it.
+    fn wait_for(&mut self, word: &str) -> Result<String> {
+        let mut line = String::new();
+        loop {
+            line.clear();
+            let n = self
+                .output
+                .read_line(&mut line)
+                .with_context(|| format!("reading from {}", self.name))?;
+            ensure!(n > 0, "{} exited while Nue waited for '{word}'", self.name);
+            if line.split_ascii_whitespace().next() == Some(word) {
+                return Ok(line);
+            }
+        }
+    }
+}
+
+impl Drop for UciPlayer {
+    /// Asks the engine to quit, and kills it when it has not within a second.
+    fn drop(&mut self) {
+        let _ = self.send("quit");
+        for _ in 0..100 {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Player for UciPlayer {
+    fn new_game(&mut self) -> Result<()> {
+        self.send("ucinewgame")?;
+        self.send("isready")?;
+        self.wait_for("readyok").map(|_| ())
+    }
+
+    fn choose(&mut self, start: &Chess, moves: &[Move], pos: &Chess) -> Result<Choice> {
+        let mut command =
+            format!("position fen {}", Fen::from_position(start, EnPassantMode::Legal));
+        if !moves.is_empty() {
+            command.push_str(" moves");
+            for m in moves {
+                command.push(' ');
+                command.push_str(&m.to_uci(CastlingMode::Standard).to_string());
+            }
+        }
+        self.send(&command)?;
+        let go = self.go.clone();
+        self.send(&go)?;
+        let mut score = None;
+        let mut line = String::new();
+        loop {
+            line.clear();
+            let n = self
+                .output
+                .read_line(&mut line)
+                .with_context(|| format!("reading from {}", self.name))?;
+            ensure!(n > 0, "{} exited during a search", self.name);
+            let mut words = line.split_ascii_whitespace();
+            match words.next() {
+                Some("info") => score = parse_info_score(&line).or(score),
+                Some("bestmove") => {
+                    let text = words.next().unwrap_or("(none)");
+                    let mv = text
+                        .parse::<UciMove>()
+                        .ok()
+                        .and_then(|u| u.to_move(pos).ok())
+                        .with_context(|| {
+                            format!(
+                                "{} answered the illegal move '{text}' in {}",
+                                self.name,
+                                Fen::from_position(pos, EnPassantMode::Legal)
+                            )
+                        })?;
+                    let score = score.with_context(|| format!("{} gave no score", self.name))?;
+                    return Ok(Choice { mv, score });
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// The score of an `info` line, unless it is only a bound of an aspiration search.
+fn parse_info_score(line: &str) -> Option<Score> {
+    let words: Vec<&str> = line.split_ascii_whitespace().collect();
+    if words.iter().any(|w| *w == "lowerbound" || *w == "upperbound") {
+        return None;
+    }
+    if words.windows(2).any(|w| w[0] == "multipv" && w[1] != "1") {
+        return None;
+    }
+    let i = words.iter().position(|w| *w == "score")?;
+    let value: i32 = words.get(i + 2)?.parse().ok()?;
+    match *words.get(i + 1)? {
+        "cp" => Some(Score::Cp(value)),
+        "mate" => Some(Score::Mate(if value > 0 { 1 } else { -1 })),
+        _ => None,
+    }
+}
+
+/// Thresholds that end a game early.
+#[derive(Clone, Copy, Debug)]
+pub struct Rules {
+    /// First searched score beyond which an opening is discarded, centipawns.
+    pub opening_bound: i32,
+    /// Win adjudication: |score| at least this...
+    pub win_bound: i32,
+    /// ...for this many plies in a row, all for the same side.
+    pub win_plies: usize,
+    /// Draw adjudication from this game ply on...
+    pub draw_after: usize,
+    /// ...when |score| is at most this...
+    pub draw_bound: i32,
+    /// ...for this many plies in a row.
+    pub draw_plies: usize,
+    /// Recorded plies after which a game is a draw.
+    pub max_plies: usize,
+}
+
+impl Default for Rules {
+    fn default() -> Self {
+        Rules {
+            opening_bound: 400,
+            win_bound: 1000,
+            win_plies: 6,
+            draw_after: 80,
+            draw_bound: 10,
+            draw_plies: 10,
+            max_plies: 600,
+        }
+    }
+}
+
+/// How a game ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Ending {
+    /// Checkmate on the board.
+    Checkmate,
+    /// Stalemate.
+    Stalemate,
+    /// The same position a third time.
+    Repetition,
+    /// A hundred plies without a capture or a pawn move.
+    FiftyMoves,
+    /// Neither side can mate.
+    InsufficientMaterial,
+    /// The search announced a forced mate.
+    MateScore,
+    /// The score stayed decisive.
+    WinAdjudicated,
+    /// The score stayed near zero late in the game.
+    DrawAdjudicated,
+    /// The game reached the ply limit.
+    MaxPlies,
+}
+
+/// Where a game starts.
+pub enum Openings {
+    /// The start position.
+    Start,
+    /// The positions of a book.
+    Book(Vec<Chess>),
+}
+
+impl Openings {
+    /// A start position for a game: a book position (or the initial one) and then
+    /// `random_plies` random legal moves; `None` when the moves run into the end of a game.
+    pub fn draw(&self, rng: &mut Rng, random_plies: usize) -> Option<Chess> {
+        let mut pos = match self {
+            Openings::Start => Chess::default(),
+            Openings::Book(positions) => positions[rng.below(positions.len())].clone(),
+        };
+        for _ in 0..random_plies {
+            let moves = pos.legal_moves();
+            if moves.is_empty() {
+                return None;
+            }
+            pos.play_unchecked(moves[rng.below(moves.len())]);
+        }
+        (!pos.legal_moves().is_empty()).then_some(pos)
+    }
+}
+
+/// A finished game and how it ended.
+pub struct Played {
+    /// The game.
+    pub game: Game,
+    /// Why it ended.
+    pub ending: Ending,
+    /// Openings thrown away before this one.
+    pub discarded: usize,
+}
+
+/// The game ply of a position, counted from the initial position.
+fn game_ply(pos: &Chess) -> usize {
+    (pos.fullmoves().get() as usize - 1) * 2 + usize::from(pos.turn() == Color::Black)
+}
+
+/// Plays game number `index`. Returns `None` when `abandon` says to stop first.
+pub fn play_game(
+    player: &mut dyn Player,
+    openings: &Openings,
+    random_plies: usize,
+    rules: &Rules,
+    seed: u64,
+    index: u64,
+    abandon: &dyn Fn() -> bool,
+) -> Result<Option<Played>> {
+    let mut rng = Rng::new(Rng::new(seed).next_u64() ^ index);
+    let mut discarded = 0;
+    // The opening: its first search both filters it and gives the game's first move.
+    let (start, first) = loop {
+        ensure!(
+            discarded < MAX_OPENING_TRIES,
+            "{MAX_OPENING_TRIES} openings in a row were discarded: is --opening-bound too small?"
+        );
+        let plies = if random_plies > 0 { random_plies + rng.below(2) } else { 0 };
+        let Some(start) = openings.draw(&mut rng, plies) else {
+            discarded += 1;
+            continue;
+        };
+        if abandon() {
+            return Ok(None);
+        }
+        player.new_game()?;
+        let choice = player.choose(&start, &[], &start)?;
+        match choice.score {
+            Score::Cp(cp) if cp.abs() <= rules.opening_bound => break (start, choice),
+            _ => discarded += 1,
+        }
+    };
+
+    let mut pos = start.clone();
+    let mut moves: Vec<Move> = Vec::new();
+    let mut plies: Vec<Ply> = Vec::new();
+    // Keys since the last capture or pawn move, for threefold repetition.
+    let mut keys: HashMap<u64, u32> = HashMap::new();
+    keys.insert(key_of(&pos), 1);
+    let mut next = Some(first);
+    let (result, ending) = loop {
+        // Endings by rule, in the position now on the board.
+        let legal = pos.legal_moves();
+        if legal.is_empty() {
+            break if pos.is_check() {
+                (if pos.turn() == Color::White { 0.0 } else { 1.0 }, Ending::Checkmate)
+            } else {
+                (0.5, Ending::Stalemate)
+            };
+        }
+        if pos.is_insufficient_material() {
+            break (0.5, Ending::InsufficientMaterial);
+        }
+        if pos.halfmoves() >= 100 {
+            break (0.5, Ending::FiftyMoves);
+        }
+        if keys[&key_of(&pos)] >= 3 {
+            break (0.5, Ending::Repetition);
+        }
+        if plies.len() >= rules.max_plies {
+            break (0.5, Ending::MaxPlies);
+        }
+
+        let choice = match next.take() {
+            Some(c) => c,
+            None => {
+                if abandon() {
+                    return Ok(None);
+                }
+                player.choose(&start, &moves, &pos)?
+            }
+        };
+        let white = |v: i32| if pos.turn() == Color::White { v } else { -v };
+        let score = match choice.score {
+            Score::Cp(cp) => Some(white(cp)),
+            Score::Mate(_) => None,
+        };
+        plies.push(Ply { mv: choice.mv, score });
+
+        // Endings by the score just found.
+        if let Score::Mate(m) = choice.score {
+            break (if white(m) > 0 { 1.0 } else { 0.0 }, Ending::MateScore);
+        }
+        let recent = |n: usize| plies[plies.len().saturating_sub(n)..].iter().map(|p| p.score);
+        if plies.len() >= rules.win_plies {
+            let all = |f: &dyn Fn(i32) -> bool| recent(rules.win_plies).all(|s| s.is_some_and(f));
+            if all(&|s| s >= rules.win_bound) {
+                break (1.0, Ending::WinAdjudicated);
+            }
+            if all(&|s| s <= -rules.win_bound) {
+                break (0.0, Ending::WinAdjudicated);
+            }
+        }
+        if game_ply(&pos) >= rules.draw_after
+            && plies.len() >= rules.draw_plies
+            && recent(rules.draw_plies).all(|s| s.is_some_and(|s| s.abs() <= rules.draw_bound))
+        {
+            break (0.5, Ending::DrawAdjudicated);
+        }
+
+        ensure!(legal.contains(&choice.mv), "the player chose an illegal move");
+        if choice.mv.is_zeroing() {
+            keys.clear();
+        }
+        pos.play_unchecked(choice.mv);
+        moves.push(choice.mv);
+        *keys.entry(key_of(&pos)).or_insert(0) += 1;
+    };
+    Ok(Some(Played { game: Game { start, result, plies }, ending, discarded }))
+}
+
+/// What a run produced.
+#[derive(Debug, Default)]
+pub struct Summary {
+    /// Games written.
+    pub games: u64,
+    /// Positions (plies) written.
+    pub positions: u64,
+    /// Openings discarded by the opening bound.
+    pub discarded: u64,
+    /// Games per ending.
+    pub endings: Vec<(Ending, u64)>,
+    /// Wall-clock seconds.
+    pub seconds: f64,
+}
+
+/// Runs `nue datagen`.
+pub fn run(args: &DatagenArgs) -> Result<Summary> {
+    ensure!(args.threads >= 1, "--threads must be at least 1");
+    ensure!(
+        args.win_plies >= 1 && args.draw_plies >= 1,
+        "--win-plies and --draw-plies must be at least 1"
+    );
+    if args.games == Some(0) {
+        bail!("--games must be at least 1");
+    }
+    let openings = match &args.book {
+        Some(path) => Openings::Book(book::load(path)?),
+        None => Openings::Start,
+    };
+    let random_plies = args.random_plies.unwrap_or(if args.book.is_some() { 0 } else { 8 });
+    let rules = Rules {
+        opening_bound: args.opening_bound,
+        win_bound: args.win_bound,
+        win_plies: args.win_plies,
+        draw_after: args.draw_after,
+        draw_bound: args.draw_bound,
+        draw_plies: args.draw_plies,
+        max_plies: args.max_plies,
+    };
+    let nodes = args.nodes.unwrap_or(DEFAULT_NODES);
+    let make_player = || -> Result<Box<dyn Player>> {
+        Ok(match &args.engine {
+            Some(path) => {
+                let go = match args.depth {
+                    Some(d) => format!("go depth {d}"),
+                    None => format!("go nodes {nodes}"),
+                };
+                Box::new(UciPlayer::start(path, &args.engine_options, go)?)
+            }
+            None => Box::new(NuePlayer::new(args.hash, nodes, args.depth)?),
+        })
+    };
+    // Check the player before anything is written.
+    drop(make_player()?);
+
+    let already = count_games(&args.out)?;
+    let mut writer = ChainWriter::append(&args.out)?;
+    if already > 0 {
+        eprintln!(
+            "{}: {already} games already there; continuing at game {already}",
+            args.out.display()
+        );
+    }
+    let first = already;
+    let end = args.games.map(|g| first + g);
+    let deadline = args.seconds.map(|s| Instant::now() + Duration::from_secs(s));
+    let next_index = AtomicU64::new(first);
+    let stop = AtomicBool::new(false);
+    let abandon = || stop.load(Relaxed) || deadline.is_some_and(|d| Instant::now() >= d);
+
+    let bar = progress_bar(args.games, args.seconds);
+    let start_time = Instant::now();
+    let mut summary = Summary::default();
+    let mut endings: HashMap<Ending, u64> = HashMap::new();
+    let (tx, rx) = mpsc::sync_channel::<Result<Played>>(4 * args.threads);
+    let error = std::thread::scope(|scope| -> Option<anyhow::Error> {
+        for w in 0..args.threads {
+            let tx = tx.clone();
+            let (next_index, abandon, openings, rules, make_player) =
+                (&next_index, &abandon, &openings, &rules, &make_player);
+            let seed = args.seed;
+            std::thread::Builder::new()
+                .name(format!("datagen-{w}"))
+                .stack_size(SEARCH_STACK_BYTES)
+                .spawn_scoped(scope, move || {
+                    let mut player = match make_player() {
+                        Ok(p) => p,
+                        Err(e) => return drop(tx.send(Err(e))),
+                    };
+                    loop {
+                        let index = next_index.fetch_add(1, Relaxed);
+                        if end.is_some_and(|e| index >= e) || abandon() {
+                            return;
+                        }
+                        let played = play_game(
+                            &mut *player,
+                            openings,
+                            random_plies,
+                            rules,
+                            seed,
+                            index,
+                            abandon,
+                        );
+                        match played {
+                            Ok(Some(p)) => {
+                                if tx.send(Ok(p)).is_err() {
+                                    return;
+                                }
+                            }
+                            Ok(None) => return,
+                            Err(e) => return drop(tx.send(Err(e))),
+                        }
+                    }
+                })
+                .expect("a datagen thread");
+        }
+        drop(tx);
+        let mut error = None;
+        loop {
+            match rx.recv_timeout(Duration::from_millis(500)) {
+                Ok(Ok(played)) => match writer.write(&played.game) {
+                    Ok(()) => {
+                        summary.games += 1;
+                        summary.positions += played.game.plies.len() as u64;
+                        summary.discarded += played.discarded as u64;
+                        *endings.entry(played.ending).or_insert(0) += 1;
+                    }
+                    Err(e) => {
+                        error.get_or_insert(e);
+                        stop.store(true, Relaxed);
+                    }
+                },
+                Ok(Err(e)) => {
+                    error.get_or_insert(e);
+                    stop.store(true, Relaxed);
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            }
+            update_bar(&bar, &summary, start_time, args.games, args.seconds);
+        }
+        error
+    });
+    bar.finish_and_clear();
+    summary.seconds = start_time.elapsed().as_secs_f64();
+    summary.endings = endings.into_iter().collect();
+    summary.endings.sort();
+    if let Some(e) = error {
+        eprintln!("{} games written before the error", summary.games);
+        return Err(e);
+    }
+    eprintln!(
+        "{}: {} games, {} positions in {:.0} s ({:.0} positions/s); {} openings discarded",
+        args.out.display(),
+        summary.games,
+        summary.positions,
+        summary.seconds,
+        summary.positions as f64 / summary.seconds.max(1e-9),
+        summary.discarded
+    );
+    let endings: Vec<String> = summary.endings.iter().map(|(e, n)| format!("{e:?} {n}")).collect();
+    eprintln!("endings: {}", endings.join(", "));
+    Ok(summary)
+}
+
+fn progress_bar(games: Option<u64>, seconds: Option<u64>) -> ProgressBar {
+    let len = games.or(seconds).unwrap_or(0);
+    let bar = if len > 0 { ProgressBar::new(len) } else { ProgressBar::new_spinner() };
+    let unit = if games.is_some() { "games" } else { "s" };
+    bar.set_style(
+        ProgressStyle::with_template(&format!(
+            "[{{bar:30}}] {{pos}}/{{len}} {unit} {{msg}} ETA {{eta}}"
+        ))
+        .expect("a valid template")
+        .progress_chars("=> "),
+    );
+    bar
+}
+
+fn update_bar(
+    bar: &ProgressBar,
+    summary: &Summary,
+    start: Instant,
+    games: Option<u64>,
+    seconds: Option<u64>,
+) {
+    let elapsed = start.elapsed().as_secs_f64();
+    let position = match (games, seconds) {
+        (Some(_), _) => summary.games,
+        (None, Some(s)) => (elapsed as u64).min(s),
+        (None, None) => summary.games,
+    };
+    bar.set_position(position);
+    bar.set_message(format!(
+        "{} games, {} positions, {:.0} positions/s",
+        summary.games,
+        summary.positions,
+        summary.positions as f64 / elapsed.max(1e-9)
+    ));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn info_scores_are_read_and_bounds_skipped() {
+        let s =
+            parse_info_score("info depth 5 seldepth 6 multipv 1 score cp -31 nodes 900 pv e2e4");
+        assert_eq!(s, Some(Score::Cp(-31)));
+        assert_eq!(parse_info_score("info depth 9 score mate -3 pv a1a2"), Some(Score::Mate(-1)));
+        assert_eq!(parse_info_score("info depth 9 score cp 40 lowerbound nodes 5"), None);
+        assert_eq!(parse_info_score("info depth 9 multipv 2 score cp 40"), None);
+        assert_eq!(parse_info_score("info string hello"), None);
+    }
+
+    /// A player that plays the first legal move, scoring each position with `score`
+    /// (White's view, by the number of moves played so far).
+    struct Scripted(fn(usize) -> Score);
+
+    impl Player for Scripted {
+        fn new_game(&mut self) -> Result<()> {
+            Ok(())
+        }
+        fn choose(&mut self, _: &Chess, moves: &[Move], pos: &Chess) -> Result<Choice> {
+            let score = match (self.0)(moves.len()) {
+                Score::Cp(v) if pos.turn() == Color::Black => Score::Cp(-v),
+                Score::Mate(v) if pos.turn() == Color::Black => Score::Mate(-v),
+                s => s,
+            };
+            Ok(Choice { mv: pos.legal_moves()[0], score })
+        }
+    }
+
+    fn play(score: fn(usize) -> Score, rules: &Rules) -> Result<Played> {
+        let played = play_game(&mut Scripted(score), &Openings::Start, 8, rules, 7, 0, &|| false)?;
+        Ok(played.expect("not abandoned"))
+    }
+
+    #[test]
+    fn a_decisive_score_held_for_the_win_plies_wins() {
+        let rules = Rules::default();
+        let p = play(|n| Score::Cp(if n == 0 { 0 } else { -1200 }), &rules).unwrap();
+        assert_eq!((p.ending, p.game.result), (Ending::WinAdjudicated, 0.0));
+        assert_eq!(p.game.plies.len(), 1 + rules.win_plies);
+    }
+
+    #[test]
+    fn a_level_score_held_late_in_the_game_draws() {
+        let rules = Rules { draw_after: 0, draw_plies: 4, ..Rules::default() };
+        let p = play(|_| Score::Cp(5), &rules).unwrap();
+        assert_eq!((p.ending, p.game.result), (Ending::DrawAdjudicated, 0.5));
+        assert_eq!(p.game.plies.len(), 4);
+        // Not before `draw_after`: the same game goes on past ply 4.
+        let p = play(|_| Score::Cp(5), &Rules { draw_plies: 4, ..Rules::default() }).unwrap();
+        assert!(p.game.plies.len() > 4);
+    }
+
+    #[test]
+    fn a_mate_score_ends_the_game_for_the_side_it_favours() {
+        let p = play(|n| if n < 3 { Score::Cp(0) } else { Score::Mate(1) }, &Rules::default());
+        let p = p.unwrap();
+        assert_eq!((p.ending, p.game.result), (Ending::MateScore, 1.0));
+        assert_eq!(p.game.plies.len(), 4);
+        assert_eq!(p.game.plies[3].score, None);
+    }
+
+    #[test]
+    fn openings_beyond_the_bound_are_discarded() {
+        let err = play(|_| Score::Cp(500), &Rules::default()).err().unwrap();
+        assert!(err.to_string().contains("--opening-bound"), "{err}");
+    }
+}

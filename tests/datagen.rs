@@ -1,0 +1,218 @@
+//! `nue datagen` end to end, through the binary: the chains it writes replay legally,
+//! their scores and results follow the adjudication rules, a seed reproduces a one-thread
+//! run, another UCI engine can play instead of Nue, and the data trains a net.
+
+use std::{
+    collections::HashMap,
+    path::{Path, PathBuf},
+    process::Command,
+};
+
+use nue::{
+    board::key_of,
+    chain::{Game, Lines},
+    datagen::Rules,
+    nnue::Network,
+};
+use shakmaty::{Color, Position};
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("nue-datagen-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Runs `nue` with `args` and returns its standard error; panics when it fails.
+fn nue(args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_nue")).args(args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "nue {args:?} failed:\n{stderr}");
+    stderr
+}
+
+/// Generates `games` games with Nue's search at a small node limit.
+fn datagen(out: &Path, games: usize, seed: u64, extra: &[&str]) -> String {
+    let (games, seed) = (games.to_string(), seed.to_string());
+    let mut args =
+        vec!["datagen", "--out", out.to_str().unwrap(), "--games", &games, "--seed", &seed];
+    args.extend_from_slice(extra);
+    nue(&args)
+}
+
+fn read_games(path: &Path) -> Vec<Game> {
+    Lines::open(path)
+        .unwrap()
+        .map(|l| Game::parse(&l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+/// Asserts that `game` ended for a reason the rules give, with the result that reason
+/// gives.
+fn assert_ending_follows_the_rules(game: &Game, rules: &Rules) {
+    let end = game.end();
+    let result = game.result;
+    let line = game.to_line();
+    // Endings by rule, in the final position.
+    if end.is_checkmate() {
+        assert_eq!(game.result_for(end.turn()), 0.0, "the mated side won: {line}");
+        return;
+    }
+    let mut keys: HashMap<u64, u32> = HashMap::new();
+    let mut pos = game.start.clone();
+    *keys.entry(key_of(&pos)).or_default() += 1;
+    for ply in &game.plies {
+        if ply.mv.is_zeroing() {
+            keys.clear();
+        }
+        pos.play_unchecked(ply.mv);
+        *keys.entry(key_of(&pos)).or_default() += 1;
+    }
+    let threefold = keys[&key_of(&end)] >= 3;
+    if end.is_stalemate() || end.is_insufficient_material() || end.halfmoves() >= 100 || threefold {
+        assert_eq!(result, 0.5, "a draw by rule was scored {result}: {line}");
+        return;
+    }
+    // Endings by the last scores.
+    let scores: Vec<Option<i32>> = game.plies.iter().map(|p| p.score).collect();
+    let last = *scores.last().unwrap();
+    if last.is_none() {
+        assert_ne!(result, 0.5, "a mate score ended a drawn game: {line}");
+        return;
+    }
+    let tail = |n: usize| &scores[scores.len().saturating_sub(n)..];
+    let won = |sign: i32| {
+        scores.len() >= rules.win_plies
+            && tail(rules.win_plies).iter().all(|s| s.is_some_and(|s| s * sign >= rules.win_bound))
+    };
+    if won(1) {
+        assert_eq!(result, 1.0, "{line}");
+        return;
+    }
+    if won(-1) {
+        assert_eq!(result, 0.0, "{line}");
+        return;
+    }
+    let ply_of_last = (game.start.fullmoves().get() as usize - 1) * 2
+        + usize::from(game.start.turn() == Color::Black)
+        + scores.len()
+        - 1;
+    let level = scores.len() >= rules.draw_plies
+        && tail(rules.draw_plies).iter().all(|s| s.is_some_and(|s| s.abs() <= rules.draw_bound));
+    if level && ply_of_last >= rules.draw_after {
+        assert_eq!(result, 0.5, "{line}");
+        return;
+    }
+    assert!(scores.len() >= rules.max_plies, "the game ended for no reason: {line}");
+    assert_eq!(result, 0.5);
+}
+
+#[test]
+fn generated_chains_replay_legally_and_follow_the_rules() {
+    let dir = temp_dir("rules");
+    let out = dir.join("games.chain.txt.gz");
+    let log = datagen(&out, 6, 5, &["--nodes", "400"]);
+    assert!(log.contains("6 games"), "{log}");
+    let games = read_games(&out);
+    assert_eq!(games.len(), 6);
+    let rules = Rules::default();
+    for game in &games {
+        // 8 or 9 random plies from the start, and the first score within the bound.
+        let ply = (game.start.fullmoves().get() - 1) * 2 + u32::from(game.start.turn().is_black());
+        assert!(ply == 8 || ply == 9, "opening of {ply} plies");
+        let first = game.plies[0].score.expect("a searched opening score");
+        assert!(first.abs() <= rules.opening_bound);
+        // Scores are centipawns within the search's range (mates are written '#').
+        assert!(game.plies.iter().flat_map(|p| p.score).all(|s| s.abs() < 15_000));
+        assert_ending_follows_the_rules(game, &rules);
+    }
+}
+
+#[test]
+fn a_seed_reproduces_a_run_and_appending_continues_it() {
+    let dir = temp_dir("seed");
+    let (a, b) = (dir.join("a.chain.txt.gz"), dir.join("b.chain.txt.gz"));
+    datagen(&a, 4, 9, &["--nodes", "300"]);
+    datagen(&b, 2, 9, &["--nodes", "300"]);
+    // A second run appending to b continues with games 2 and 3 of the seed.
+    let log = datagen(&b, 2, 9, &["--nodes", "300"]);
+    assert!(log.contains("2 games already there"), "{log}");
+    let lines = |p: &Path| Lines::open(p).unwrap().collect::<Vec<_>>();
+    assert_eq!(lines(&a), lines(&b));
+    // Another seed gives other games.
+    let c = dir.join("c.chain.txt.gz");
+    datagen(&c, 1, 10, &["--nodes", "300"]);
+    assert_ne!(lines(&c)[0], lines(&a)[0]);
+}
+
+#[test]
+fn a_uci_engine_can_play_and_label_from_a_book() {
+    let dir = temp_dir("engine");
+    let book = dir.join("book.epd");
+    std::fs::write(&book, "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1\n").unwrap();
+    let out = dir.join("engine.chain.txt.gz");
+    let engine = env!("CARGO_BIN_EXE_nue");
+    let book_arg = book.to_str().unwrap();
+    let args = ["--engine", engine, "--depth", "3", "--book", book_arg, "--threads", "2"];
+    datagen(&out, 2, 3, &args);
+    let games = read_games(&out);
+    assert_eq!(games.len(), 2);
+    for game in &games {
+        // Without --random-plies a book game starts at the book position itself.
+        assert_eq!(game.start.turn(), Color::Black);
+        assert_eq!(game.start.board().occupied().count(), 32);
+        assert_ending_follows_the_rules(game, &Rules::default());
+    }
+}
+
+#[test]
+fn bad_datagen_options_are_refused_with_a_message() {
+    let dir = temp_dir("bad");
+    let out = dir.join("x.chain.txt.gz");
+    let fail = |args: &[&str]| {
+        let o = Command::new(env!("CARGO_BIN_EXE_nue")).args(args).output().unwrap();
+        assert!(!o.status.success(), "{args:?} succeeded");
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    let out_arg = out.to_str().unwrap();
+    let err = fail(&["datagen", "--out", out_arg, "--engine", "/no/such/engine", "--games", "1"]);
+    assert!(err.contains("/no/such/engine"), "{err}");
+    let err = fail(&["datagen", "--out", out_arg, "--book", "/no/such/book.epd", "--games", "1"]);
+    assert!(err.contains("/no/such/book.epd"), "{err}");
+    let err = fail(&["datagen", "--out", out_arg, "--games", "0"]);
+    assert!(err.contains("--games"), "{err}");
+    assert!(!out.exists(), "a refused run created its output");
+}
+
+#[test]
+fn generated_data_trains_a_net_that_loads() {
+    let dir = temp_dir("train");
+    let data = dir.join("d.chain.txt.gz");
+    datagen(&data, 6, 21, &["--nodes", "300"]);
+    let run = dir.join("run");
+    let log = nue(&[
+        "train",
+        "--data",
+        data.to_str().unwrap(),
+        "--out",
+        run.to_str().unwrap(),
+        "--cache",
+        dir.join("cache").to_str().unwrap(),
+        "--epochs",
+        "1",
+        "--batch-size",
+        "64",
+        "--validation",
+        "50",
+        "--threads",
+        "2",
+    ]);
+    assert!(log.contains("6 games, 0 malformed games skipped"), "{log}");
+    let net = std::fs::read_dir(&run)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("nn-"))
+        .expect("an exported net");
+    Network::load(&net).unwrap();
+    assert!(run.join("epoch-1.nnue").exists());
+}
