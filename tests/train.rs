@@ -2,6 +2,8 @@
 //! reproduces a run, a resumed run equals an uninterrupted one, the exported net loads
 //! and agrees with the float model.
 
+mod common;
+
 use std::{
     io::{BufRead, BufReader, Write},
     path::{Path, PathBuf},
@@ -23,8 +25,7 @@ fn temp_dir(name: &str) -> PathBuf {
 /// The first `n` lines of a shared data file, gzipped into `dir`, with a few broken lines
 /// mixed in.
 fn sample_data(dir: &Path, n: usize) -> PathBuf {
-    let source =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/sf15-d7-part2.txt.gz");
+    let source = common::shared("data/sf15-d7-part2.txt.gz");
     let lines = BufReader::new(MultiGzDecoder::new(std::fs::File::open(source).unwrap())).lines();
     let path = dir.join("sample.txt.gz");
     let mut out = GzEncoder::new(std::fs::File::create(&path).unwrap(), Compression::fast());
@@ -123,4 +124,17 @@ fn training_learns_reproduces_resumes_and_exports_a_loadable_net() {
         .unwrap();
     let resumed = train::run(&TrainArgs { resume: true, ..args(data, &dir.join("c"), 3) }).unwrap();
     assert!(std::fs::read(&resumed.net).unwrap() == bytes, "the resumed run differs");
+}
+
+#[test]
+fn a_run_gives_the_same_net_on_one_thread_and_on_three() {
+    let dir = temp_dir("threads");
+    let data = sample_data(&dir, 8_000);
+    let net_on = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        let out = dir.join(format!("t{threads}"));
+        let report = pool.install(|| train::run(&args(data.clone(), &out, 2))).unwrap();
+        std::fs::read(report.net).unwrap()
+    };
+    assert!(net_on(1) == net_on(3), "the thread count changed the net");
 }

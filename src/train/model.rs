@@ -207,6 +207,10 @@ pub struct Model {
     dense_v: Box<Dense>,
     /// Optimiser steps taken.
     pub steps: u64,
+    /// Whether the forward pass computes with parameters on the integer grid and rounds
+    /// the hidden activations as the integer net does (the default); when off, it is the
+    /// plain float function, which the gradient check differentiates.
+    pub quantization_aware: bool,
     /// Buffers of the training step, kept between steps: allocating and freeing them
     /// every step costs more than the arithmetic (the kernel unmaps large blocks with
     /// inter-processor interrupts).
@@ -372,6 +376,7 @@ impl Model {
             dense_m: Box::new(Dense::zeroed()),
             dense_v: Box::new(Dense::zeroed()),
             steps: 0,
+            quantization_aware: true,
             scratch: Scratch::default(),
         };
         model.coalesce();
@@ -381,17 +386,39 @@ impl Model {
     /// Rebuilds the coalesced rows from the chunks' weights, in parallel over blocks of
     /// rows.
     pub fn coalesce(&mut self) {
-        let chunks = &self.chunks;
+        let (chunks, snap) = (&self.chunks, self.quantization_aware);
         self.coalesced.par_chunks_mut(COALESCE_ROWS).enumerate().for_each(|(b, rows)| {
-            simd::coalesce_block(chunks, b * COALESCE_ROWS, rows);
+            simd::coalesce_block(chunks, b * COALESCE_ROWS, rows, snap);
         });
+    }
+
+    /// The dense parameters the forward pass computes with: on the integer grid when
+    /// quantisation-aware, else as trained.
+    #[inline(always)]
+    fn forward_params(&self) -> &Dense {
+        if self.quantization_aware {
+            &self.on_grid
+        } else {
+            &self.dense
+        }
+    }
+
+    /// A hidden activation: the integer net's rounding when quantisation-aware, else the
+    /// plain clamp.
+    #[inline(always)]
+    fn activate(&self, z: Lanes) -> Lanes {
+        if self.quantization_aware {
+            z.map(activation)
+        } else {
+            z.map(clamp01)
+        }
     }
 
     /// Forward pass of one position: FT bias plus the coalesced rows of each perspective's
     /// features, then the dense layers.
     #[inline(always)]
     fn forward(&self, features: &[[u16; MAX_ACTIVE]; 2], count: usize) -> Activations {
-        let d = &*self.on_grid;
+        let d = self.forward_params();
         let mut acc = [[0f32; LANES]; 2 * CHUNKS];
         for (side, list) in features.iter().enumerate() {
             // A local array, not a slice of `acc`: LLVM then knows that no row aliases it
@@ -419,14 +446,14 @@ impl Model {
         for k in 0..active {
             axpy(&mut z1, active_value[k], &d.l1_w[usize::from(active_index[k])]);
         }
-        let h1 = z1.map(activation);
+        let h1 = self.activate(z1);
         let mut z2 = d.l2_b;
         for (i, &x) in h1.iter().enumerate() {
             if x != 0.0 {
                 axpy(&mut z2, x, &d.l2_w[i]);
             }
         }
-        let h2 = z2.map(activation);
+        let h2 = self.activate(z2);
         let out = d.out_b + dot(&d.out_w, &h2);
         Activations { acc, active, active_index, active_value, z1, h1, z2, h2, out }
     }
@@ -478,7 +505,7 @@ impl Model {
         l1_wt: &[[Lanes; 2 * CHUNKS]],
         g: &mut Dense,
     ) -> Loss {
-        let d = &*self.on_grid;
+        let d = self.forward_params();
         *g = Dense::zeroed();
         let mut loss = Loss::default();
         for (i, da) in range.zip(d_acc.iter_mut()) {
@@ -534,6 +561,16 @@ impl Model {
     /// One optimiser step on `batch`, which holds at least one position; returns the
     /// batch loss (before the step).
     pub fn train_step(&mut self, batch: &Batch, params: StepParams) -> Loss {
+        let loss = self.gradients(batch, params);
+        self.apply_gradients(params.lr);
+        loss
+    }
+
+    /// The gradient of the batch's mean loss: the dense parameters' in the first of the
+    /// scratch slice gradients, the feature transformer's in the chunks (`grad` for the
+    /// real rows the batch touched, listed in the scratch `rows`; `virt_grad` for the
+    /// factoriser's rows). Returns the batch loss.
+    fn gradients(&mut self, batch: &Batch, params: StepParams) -> Loss {
         const SLICES: usize = 64;
         let n = batch.len();
         let inv_batch = 1.0 / n as f32;
@@ -547,7 +584,7 @@ impl Model {
 
         // 1. Forward and dense backward, in fixed slices summed in order so that a seed
         //    reproduces a run whatever the thread count.
-        for (i, row) in self.on_grid.l1_w.iter().enumerate() {
+        for (i, row) in self.forward_params().l1_w.iter().enumerate() {
             for (o, &w) in row.iter().enumerate() {
                 scratch.l1_wt[o][i / LANES][i % LANES] = w;
             }
@@ -591,18 +628,26 @@ impl Model {
             }
         }
 
-        // 3. Sparse backward into the transformer, Adam, coalescing: a task per chunk.
-        self.steps += 1;
-        let adam = Adam::new(params.lr, self.steps);
+        // 3. Sparse backward into the transformer's rows, a task per chunk.
         let (features, counts) = (&batch.features, &batch.counts);
         let (d_acc, rows) = (&scratch.d_acc, &scratch.rows);
         self.chunks.par_iter_mut().enumerate().for_each(|(c, chunk)| {
-            simd::update_chunk(chunk, c, features, counts, d_acc, rows, adam);
+            simd::chunk_gradients(chunk, c, features, counts, d_acc, rows);
         });
+        self.scratch = scratch;
+        loss
+    }
+
+    /// An Adam step with the gradients of [`Model::gradients`], which it clears.
+    fn apply_gradients(&mut self, lr: f32) {
+        self.steps += 1;
+        let adam = Adam::new(lr, self.steps);
+        let rows = &self.scratch.rows;
+        self.chunks.par_iter_mut().for_each(|chunk| simd::chunk_step(chunk, rows, adam));
         self.coalesce();
 
-        // 4. Dense parameters, clipped to what the quantised format holds.
-        let grad = &scratch.slice_grads[0];
+        // Dense parameters, clipped to what the quantised format holds.
+        let grad = &self.scratch.slice_grads[0];
         let (w, m, v) = (&mut *self.dense, &mut *self.dense_m, &mut *self.dense_v);
         for c in 0..CHUNKS {
             adam.update_lanes(
@@ -643,8 +688,6 @@ impl Model {
         );
         adam.update(&mut w.out_b, grad.out_b, &mut m.out_b, &mut v.out_b, unbounded);
         self.on_grid = self.dense.on_grid();
-        self.scratch = scratch;
-        loss
     }
 
     /// Quantises into the integer network (spec §10.2), folding the factoriser in. The
@@ -724,9 +767,10 @@ pub(super) const SUM_BLOCK: usize = 4096;
 /// Rows per task when coalescing.
 const COALESCE_ROWS: usize = 512;
 
-/// `E[f] = W[f] + W[K(f)] + W[P(f)]` for the real rows `first..first + rows.len()`.
+/// `E[f] = W[f] + W[K(f)] + W[P(f)]` for the real rows `first..first + rows.len()`,
+/// snapped to the integer grid when `snap` is set.
 #[inline(always)]
-pub(super) fn coalesce_block(chunks: &[Chunk], first: usize, rows: &mut [Row]) {
+pub(super) fn coalesce_block(chunks: &[Chunk], first: usize, rows: &mut [Row], snap_rows: bool) {
     for (c, chunk) in chunks.iter().enumerate() {
         let (real, virt) = chunk.weights.split_at(K_BASE);
         for (i, dst) in rows.iter_mut().enumerate() {
@@ -737,7 +781,7 @@ pub(super) fn coalesce_block(chunks: &[Chunk], first: usize, rows: &mut [Row]) {
                 add(&mut e, &virt[k]);
                 add(&mut e, &virt[64 + slot - 1]);
             }
-            dst[c] = e.map(|w| snap(w, FT_SCALE, -32768.0, 32767.0));
+            dst[c] = if snap_rows { e.map(|w| snap(w, FT_SCALE, -32768.0, 32767.0)) } else { e };
         }
     }
 }
@@ -765,10 +809,10 @@ impl Chunk {
         }
     }
 
-    /// Applies Adam to the touched real `rows` and to every factoriser row, whose
-    /// gradients are derived here from the real ones; clears the gradient.
+    /// Derives the factoriser rows' gradients from those of the real `rows`:
+    /// `dK[k] = Σ dW[f]` over the block of king square k, `dP[p] = Σ_k dW[641k + 1 + p]`.
     #[inline(always)]
-    pub(super) fn step(&mut self, rows: &[usize], adam: Adam) {
+    pub(super) fn virtual_gradients(&mut self, rows: &[usize]) {
         let virt = &mut self.virt_grad;
         virt.fill([0f32; LANES]);
         for &row in rows {
@@ -777,6 +821,12 @@ impl Chunk {
             add(&mut virt[k], &g);
             add(&mut virt[64 + slot - 1], &g);
         }
+    }
+
+    /// Applies Adam to the touched real `rows` and to every factoriser row; clears the
+    /// real rows' gradient.
+    #[inline(always)]
+    pub(super) fn step(&mut self, rows: &[usize], adam: Adam) {
         for &row in rows {
             adam.update_lanes(
                 &mut self.weights[row],
@@ -787,7 +837,7 @@ impl Chunk {
             );
             self.grad[row] = [0.0; LANES];
         }
-        for (j, g) in virt.iter().enumerate() {
+        for (j, g) in self.virt_grad.iter().enumerate() {
             let row = K_BASE + j;
             adam.update_lanes(
                 &mut self.weights[row],
@@ -797,5 +847,125 @@ impl Chunk {
                 FT_WEIGHT_LIMIT,
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::train::data::parse_line;
+
+    /// A small batch of varied positions with spread scores and results.
+    fn batch() -> Batch {
+        let lines = [
+            "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3 | 40 | 1.0",
+            "r1bqk2r/pppp1ppp/2n2n2/2b1p3/2B1P3/3P1N2/PPP2PPP/RNBQK2R b KQkq - 0 5 | -20 | 0.5",
+            "8/5pk1/6p1/8/3R4/6P1/5PK1/2r5 w - - 0 40 | 150 | 0.5",
+            "2r3k1/5ppp/8/8/8/8/5PPP/3Q2K1 w - - 0 30 | 700 | 1.0",
+            "rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3 | -900 | 0.0",
+            "4k3/8/8/3pP3/8/8/8/4K3 w - d6 0 1 | 60 | 0.5",
+            "r3k2r/pb1nqppp/1p2pn2/2pp4/3P4/1P1BPN2/PBPNQPPP/R4RK1 b kq - 3 10 | -35 | 0.0",
+            "6k1/pp3ppp/8/8/8/8/PPP2PPP/6K1 b - - 0 25 | 10 | 0.5",
+        ];
+        let positions: Vec<_> = lines.iter().map(|l| parse_line(l).unwrap()).collect();
+        Batch::new(&positions)
+    }
+
+    /// The gradient of [`Model::gradients`] matches central differences of the batch's
+    /// mean loss, for the parameters with the largest gradients in every group: the
+    /// output, both hidden layers, the transformer's biases, its real rows and the
+    /// factoriser's rows. The quantisation-aware pass is a step function of its
+    /// parameters (its gradient passes straight through the rounding), so the check runs
+    /// on the plain float pass, whose backward code is the same.
+    #[test]
+    fn gradients_match_finite_differences() {
+        let batch = batch();
+        let mut model = Model::new(5);
+        model.quantization_aware = false;
+        let params = StepParams { lr: 1e-3, lambda: 0.6, scale: 400.0 };
+        // A few steps first, so that the factoriser rows are no longer zero.
+        for _ in 0..3 {
+            model.train_step(&batch, params);
+        }
+        model.coalesce();
+        model.gradients(&batch, params);
+
+        // Which parameter, and its analytic gradient.
+        #[derive(Clone, Copy, Debug)]
+        enum Param {
+            Dense(usize),
+            Row(usize, usize, usize),
+        }
+        let dense_grad = model.scratch.slice_grads[0];
+        let mut candidates: Vec<(Param, f32)> = Vec::new();
+        let dense_groups: Vec<std::ops::Range<usize>> = {
+            // Offsets of the fields of `Dense`, in floats.
+            let ft_b = 0..HALF;
+            let l1_w = ft_b.end..ft_b.end + L1_IN * LANES;
+            let l1_b = l1_w.end..l1_w.end + LANES;
+            let l2_w = l1_b.end..l1_b.end + HIDDEN * LANES;
+            let l2_b = l2_w.end..l2_w.end + LANES;
+            let out_w = l2_b.end..l2_b.end + LANES;
+            let out_b = out_w.end..out_w.end + 1;
+            vec![ft_b, l1_w, l1_b, l2_w, l2_b, out_w, out_b]
+        };
+        let g = dense_grad.as_slice();
+        for group in dense_groups {
+            let mut best: Vec<usize> = group.collect();
+            best.sort_by(|&a, &b| g[b].abs().total_cmp(&g[a].abs()));
+            candidates.extend(best.iter().take(3).map(|&i| (Param::Dense(i), g[i])));
+        }
+        // The real rows, the factoriser's king rows and its piece rows.
+        for rows in [0..INPUTS, K_BASE..K_BASE + 64, K_BASE + 64..FT_ROWS] {
+            let mut best = Vec::new();
+            for (c, chunk) in model.chunks.iter().enumerate() {
+                for row in rows.clone() {
+                    let lanes =
+                        if row < K_BASE { chunk.grad[row] } else { chunk.virt_grad[row - K_BASE] };
+                    for (j, &x) in lanes.iter().enumerate() {
+                        best.push((Param::Row(c, row, j), x));
+                    }
+                }
+            }
+            best.sort_by(|a, b| b.1.abs().total_cmp(&a.1.abs()));
+            candidates.extend(best.into_iter().take(3));
+        }
+
+        let loss = |m: &Model| m.loss(&batch, params.lambda, params.scale).mean();
+        let mut checked = 0;
+        for (param, analytic) in candidates {
+            assert!(analytic.is_finite());
+            if analytic.abs() < 1e-4 {
+                continue; // too small to tell from rounding
+            }
+            let nudge = |m: &mut Model, delta: f32| match param {
+                Param::Dense(i) => m.dense.as_mut_slice()[i] += delta,
+                Param::Row(c, row, j) => {
+                    m.chunks[c].weights[row][j] += delta;
+                    m.coalesce();
+                }
+            };
+            // Central differences at two step sizes: a step that carries an accumulator
+            // across a clamp's corner (a factoriser row moves ~30 features at once) bends
+            // the difference, a wrong gradient is wrong at both.
+            let mut relative_errors = Vec::new();
+            for eps in [1e-3f32, 1e-4] {
+                nudge(&mut model, eps);
+                let up = loss(&model);
+                nudge(&mut model, -2.0 * eps);
+                let down = loss(&model);
+                nudge(&mut model, eps);
+                let numeric = (up - down) / (2.0 * f64::from(eps));
+                let scale = numeric.abs().max(f64::from(analytic.abs()));
+                relative_errors.push((numeric - f64::from(analytic)).abs() / scale);
+            }
+            let best = relative_errors.iter().copied().fold(f64::INFINITY, f64::min);
+            assert!(
+                best <= 0.01,
+                "{param:?}: analytic {analytic}, relative errors {relative_errors:?}"
+            );
+            checked += 1;
+        }
+        assert!(checked >= 20, "only {checked} parameters had a gradient to check");
     }
 }

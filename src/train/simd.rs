@@ -38,33 +38,43 @@ pub fn backward_slice(
     model.backward_slice(batch, range, d_acc, params, inv_batch, l1_wt, g)
 }
 
-/// Sparse backward pass, optimiser step and coalescing of one column chunk.
-pub fn update_chunk(
+/// Sparse backward pass of one column chunk: the touched real rows' gradients, and the
+/// factoriser rows' derived from them.
+pub fn chunk_gradients(
     chunk: &mut Chunk,
     c: usize,
     features: &[[[u16; MAX_ACTIVE]; 2]],
     counts: &[u8],
     d_acc: &[[Lanes; 2 * CHUNKS]],
     rows: &[usize],
-    adam: Adam,
 ) {
     #[cfg(target_arch = "x86_64")]
     if use_avx2() {
         // SAFETY: `use_avx2` confirmed that this processor supports AVX2.
-        return unsafe { avx2::update_chunk(chunk, c, features, counts, d_acc, rows, adam) };
+        return unsafe { avx2::chunk_gradients(chunk, c, features, counts, d_acc, rows) };
     }
     chunk.backward(c, features, counts, d_acc);
+    chunk.virtual_gradients(rows);
+}
+
+/// The optimiser step of one column chunk.
+pub fn chunk_step(chunk: &mut Chunk, rows: &[usize], adam: Adam) {
+    #[cfg(target_arch = "x86_64")]
+    if use_avx2() {
+        // SAFETY: `use_avx2` confirmed that this processor supports AVX2.
+        return unsafe { avx2::chunk_step(chunk, rows, adam) };
+    }
     chunk.step(rows, adam);
 }
 
 /// Coalesces a block of real rows (see [`super::model::Model::coalesce`]).
-pub fn coalesce_block(chunks: &[Chunk], first: usize, rows: &mut [Row]) {
+pub fn coalesce_block(chunks: &[Chunk], first: usize, rows: &mut [Row], snap: bool) {
     #[cfg(target_arch = "x86_64")]
     if use_avx2() {
         // SAFETY: `use_avx2` confirmed that this processor supports AVX2.
-        return unsafe { avx2::coalesce_block(chunks, first, rows) };
+        return unsafe { avx2::coalesce_block(chunks, first, rows, snap) };
     }
-    super::model::coalesce_block(chunks, first, rows);
+    super::model::coalesce_block(chunks, first, rows, snap);
 }
 
 /// Float evaluation of one position, internal units.
@@ -101,24 +111,30 @@ mod avx2 {
     /// # Safety
     /// The processor must support AVX2.
     #[target_feature(enable = "avx2")]
-    pub unsafe fn update_chunk(
+    pub unsafe fn chunk_gradients(
         chunk: &mut Chunk,
         c: usize,
         features: &[[[u16; MAX_ACTIVE]; 2]],
         counts: &[u8],
         d_acc: &[[Lanes; 2 * CHUNKS]],
         rows: &[usize],
-        adam: Adam,
     ) {
         chunk.backward(c, features, counts, d_acc);
+        chunk.virtual_gradients(rows);
+    }
+
+    /// # Safety
+    /// The processor must support AVX2.
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn chunk_step(chunk: &mut Chunk, rows: &[usize], adam: Adam) {
         chunk.step(rows, adam);
     }
 
     /// # Safety
     /// The processor must support AVX2.
     #[target_feature(enable = "avx2")]
-    pub unsafe fn coalesce_block(chunks: &[Chunk], first: usize, rows: &mut [Row]) {
-        super::super::model::coalesce_block(chunks, first, rows);
+    pub unsafe fn coalesce_block(chunks: &[Chunk], first: usize, rows: &mut [Row], snap: bool) {
+        super::super::model::coalesce_block(chunks, first, rows, snap);
     }
 
     /// # Safety

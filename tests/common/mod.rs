@@ -3,14 +3,43 @@
 
 pub mod engine;
 
-use std::{path::PathBuf, sync::OnceLock};
+use std::{
+    path::PathBuf,
+    sync::{OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard},
+};
 
 use nue::nnue::Network;
 use shakmaty::{fen::Fen, CastlingMode, Chess};
 
+/// A file or folder of `../shared/`, beside the project root (training data, reference
+/// net, books); fails with the path it looked for when it is not there.
+pub fn shared(relative: &str) -> PathBuf {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared").join(relative);
+    assert!(
+        path.exists(),
+        "{} is missing: the tests need the project's shared folder beside the checkout",
+        path.display()
+    );
+    path
+}
+
 /// `../shared/reference/`, beside the project root: Stockfish 12's net and its test vectors.
 pub fn reference_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/reference")
+    shared("reference")
+}
+
+static TIMING: RwLock<()> = RwLock::new(());
+
+/// Held by a test that measures time: no other test of its binary runs meanwhile, so no
+/// other search competes for the machine's cores.
+pub fn timed() -> RwLockWriteGuard<'static, ()> {
+    TIMING.write().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Held by every other test of a binary with timed tests: any number may run together,
+/// but never beside a timed one.
+pub fn untimed() -> RwLockReadGuard<'static, ()> {
+    TIMING.read().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Stockfish 12's default net, loaded once per test binary.
