@@ -124,3 +124,45 @@ impl Board {
         v * (100 - pos.halfmoves().min(100) as i32) / 100
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{nnue::default_network, rng::Rng};
+
+    /// The key kept by [`Board::make`] (updated, or recomputed where shakmaty cannot update
+    /// it) equals the key computed from scratch, along random games that castle, capture en
+    /// passant and promote, with null moves and take-backs mixed in.
+    #[test]
+    fn incremental_keys_equal_fresh_keys_along_random_games() {
+        let net = default_network();
+        let mut rng = Rng::new(42);
+        let (mut castles, mut en_passant, mut promotions, mut plies) = (0, 0, 0, 0);
+        for _ in 0..200 {
+            let mut board = Board::new(Chess::default(), &[], &net, Simd::detect());
+            for _ in 0..150 {
+                let moves = board.pos().legal_moves();
+                if moves.is_empty() {
+                    break;
+                }
+                if !board.pos().is_check() && rng.below(10) == 0 {
+                    board.make_null();
+                    assert_eq!(board.key(), key_of(board.pos()));
+                    board.unmake();
+                }
+                let m = moves[rng.below(moves.len())];
+                castles += usize::from(m.is_castle());
+                en_passant += usize::from(m.is_en_passant());
+                promotions += usize::from(m.is_promotion());
+                board.make(m);
+                plies += 1;
+                assert_eq!(board.key(), key_of(board.pos()), "after {m:?}");
+                if rng.below(8) == 0 {
+                    board.unmake();
+                    assert_eq!(board.key(), key_of(board.pos()));
+                }
+            }
+        }
+        assert!(plies > 20_000 && castles > 0 && en_passant > 0 && promotions > 0);
+    }
+}

@@ -40,8 +40,9 @@ use crate::{
     engine::{Engine, SEARCH_STACK_BYTES},
     nnue::internal_to_cp,
     rng::Rng,
-    search::{Control, MATE_IN_MAX},
+    search::Control,
     time::Limits,
+    types::is_mate,
 };
 
 /// Options of `nue datagen`.
@@ -175,7 +176,7 @@ impl Player for NuePlayer {
         self.engine.set_position(start.clone(), moves);
         let outcome = self.engine.go(&self.limits, &Control::default(), &mut |_| {});
         let mv = outcome.best.context("the search found no move")?;
-        let score = if outcome.score.abs() >= MATE_IN_MAX {
+        let score = if is_mate(outcome.score) {
             Score::Mate(outcome.score.signum())
         } else {
             Score::Cp(internal_to_cp(outcome.score))

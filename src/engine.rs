@@ -11,7 +11,6 @@ use shakmaty::{fen::Fen, uci::UciMove, CastlingMode, Chess, Move, Position};
 
 use crate::{
     board::{key_of, Board},
-    movepick::unpack,
     nnue::{default_net, default_network, simd::Simd, Network},
     search::{Control, Outcome, PaddedCounter, Report, SearchLimits, Shared, Thread, ThreadData},
     time::Limits,
@@ -235,6 +234,7 @@ impl Engine {
             for h in helpers {
                 let _ = h.join();
             }
+            main.report_final(report);
             (main.root_moves.first().cloned(), main.completed_depth)
         });
 
@@ -251,7 +251,7 @@ impl Engine {
         let mut after = self.pos.clone();
         after.play_unchecked(m);
         let hit = self.tt.probe(key_of(&after), 0)?;
-        unpack(&after.legal_moves(), hit.mv)
+        hit.mv.find_in(&after.legal_moves())
     }
 }
 

@@ -5,6 +5,7 @@
 //! - [`engine`]: the typed API (position, go, stop, options) that UCI, bench and tests use.
 //! - [`search`]: iterative deepening, aspiration windows, PVS, quiescence, Lazy SMP.
 //! - [`movepick`], [`history`], [`see`]: move ordering and static exchange evaluation.
+//! - [`types`]: the vocabulary every layer shares: plies, mate scores, bounds, packed moves.
 //! - [`tt`]: the shared lockless transposition table.
 //! - [`time`]: `go` limits and time budgets.
 //! - [`board`]: the position stack over shakmaty, keys, repetitions, accumulators.
@@ -34,4 +35,5 @@ pub mod time;
 pub mod tools;
 pub mod train;
 pub mod tt;
+pub mod types;
 pub mod uci;

@@ -14,23 +14,8 @@ use shakmaty::{Chess, Color, Move, MoveList, Position, Role};
 use crate::{
     history::Histories,
     see::{see_ge, value},
+    types::PackedMove,
 };
-
-/// A move in 16 bits for the transposition table: from, to (the rook for castling) and
-/// the promotion piece. Zero is "no move".
-#[inline]
-pub fn pack(m: Move) -> u16 {
-    let from = m.from().map_or(0, |s| s as u16);
-    let promo = m.promotion().map_or(0, |r| r as u16);
-    from | (m.to() as u16) << 6 | promo << 12
-}
-
-/// The move among `moves` that packs to `code`, if any (a stored move may come from
-/// another position with the same key, so it is only trusted when it is legal here).
-#[inline]
-pub fn unpack(moves: &[Move], code: u16) -> Option<Move> {
-    moves.iter().copied().find(|&m| pack(m) == code)
-}
 
 /// Whether a move is ordered (and pruned) with the captures.
 #[inline]
@@ -57,7 +42,7 @@ enum Stage {
 pub struct OrderingHints {
     /// Move from the transposition table, packed, if any (it may be from another
     /// position that shares the key: the picker only uses it if it is legal here).
-    pub tt_move: Option<u16>,
+    pub tt_move: Option<PackedMove>,
     /// Quiet moves that caused cutoffs at this ply.
     pub killers: [Option<Move>; 2],
     /// Contexts of the moves one and two plies earlier (continuation history).
@@ -98,7 +83,7 @@ impl MovePicker {
         }
         let tt_move = hints
             .tt_move
-            .and_then(|code| unpack(&moves, code))
+            .and_then(|code| code.find_in(&moves))
             .filter(|&m| with_quiets || is_noisy(m));
         let counter = hist.counter(hints.prev[0]);
         MovePicker {
@@ -287,12 +272,12 @@ mod tests {
             let hint_sets = [
                 OrderingHints::default(),
                 OrderingHints {
-                    tt_move: Some(pack(legal[legal.len() / 2])),
+                    tt_move: Some(PackedMove::of(legal[legal.len() / 2])),
                     killers: [quiet.first().copied(), quiet.last().copied()],
                     prev: [None, None],
                 },
                 OrderingHints {
-                    tt_move: quiet.get(1).map(|&m| pack(m)),
+                    tt_move: quiet.get(1).map(|&m| PackedMove::of(m)),
                     killers: [quiet.get(1).copied(), quiet.get(1).copied()],
                     prev: [Some(3), Some(700)],
                 },
@@ -306,7 +291,7 @@ mod tests {
                 }
                 assert_eq!(seen.len(), legal.len(), "{fen}");
                 if let Some(tt) = hints.tt_move {
-                    assert_eq!(pack(seen[0]), tt);
+                    assert_eq!(PackedMove::of(seen[0]), tt);
                 }
                 let mut noisy_only = MovePicker::new(&pos, hints, &hist, false);
                 let mut count = 0;
@@ -317,20 +302,5 @@ mod tests {
                 assert_eq!(count, legal.len() - quiet.len());
             }
         }
-    }
-
-    #[test]
-    fn packed_moves_are_distinct() {
-        let pos: Chess = "r3k2r/1P6/8/8/8/8/8/R3K2R w KQkq - 0 1"
-            .parse::<Fen>()
-            .unwrap()
-            .into_position(CastlingMode::Standard)
-            .unwrap();
-        let mut codes: Vec<u16> = pos.legal_moves().iter().map(|&m| pack(m)).collect();
-        assert!(codes.iter().all(|&c| c != 0));
-        let n = codes.len();
-        codes.sort_unstable();
-        codes.dedup();
-        assert_eq!(codes.len(), n);
     }
 }

@@ -21,26 +21,13 @@ use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::Relaxed};
 
 use rayon::prelude::*;
 
-use crate::search::{MATE_IN_MAX, MAX_PLY};
-
-/// How a stored score relates to the true value.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Bound {
-    /// Nothing stored (only the move and static evaluation are meaningful).
-    None = 0,
-    /// The true score is at most this (the search failed low).
-    Upper = 1,
-    /// The true score is at least this (the search failed high).
-    Lower = 2,
-    /// The true score.
-    Exact = 3,
-}
+use crate::types::{score_from_tt, score_to_tt, Bound, PackedMove, MATE_IN_MAX, MAX_PLY};
 
 /// What a probe found.
 #[derive(Clone, Copy, Debug)]
 pub struct Hit {
-    /// Best or refutation move, packed (0 when none).
-    pub mv: u16,
+    /// Best or refutation move ([`PackedMove::NONE`] when none).
+    pub mv: PackedMove,
     /// Search score, already converted to the root's distance for mates.
     pub score: i32,
     /// Static evaluation of the position.
@@ -129,28 +116,6 @@ impl Hit {
     }
 }
 
-/// Converts a score from root-relative to node-relative before storing.
-pub fn score_to_tt(score: i32, ply: usize) -> i32 {
-    if score >= MATE_IN_MAX {
-        score + ply as i32
-    } else if score <= -MATE_IN_MAX {
-        score - ply as i32
-    } else {
-        score
-    }
-}
-
-/// Converts a stored node-relative score back to root-relative.
-pub fn score_from_tt(score: i32, ply: usize) -> i32 {
-    if score >= MATE_IN_MAX {
-        score - ply as i32
-    } else if score <= -MATE_IN_MAX {
-        score + ply as i32
-    } else {
-        score
-    }
-}
-
 /// The shared table.
 pub struct TranspositionTable {
     buckets: Vec<Bucket>,
@@ -230,7 +195,7 @@ impl TranspositionTable {
             let data = e.data.load(Relaxed);
             if data != 0 && e.check.load(Relaxed) ^ data == key {
                 return Some(Hit {
-                    mv: data as u16,
+                    mv: PackedMove::from_bits(data as u16),
                     score: score_from_tt(i32::from((data >> 16) as u16 as i16), ply),
                     eval: i32::from((data >> 32) as u16 as i16),
                     depth: stored_depth(data) - DEPTH_OFFSET,
@@ -249,7 +214,7 @@ impl TranspositionTable {
         &self,
         key: u64,
         ply: usize,
-        mv: u16,
+        mv: PackedMove,
         score: i32,
         eval: i32,
         depth: i32,
@@ -274,7 +239,7 @@ impl TranspositionTable {
                     if keep_exact {
                         return;
                     }
-                    let mv = if mv == 0 { data as u16 } else { mv };
+                    let mv = if mv.is_none() { data as u16 } else { mv.bits() };
                     let data = pack(mv, score_to_tt(score, ply), eval, depth, bound, pv, age);
                     e.check.store(key ^ data, Relaxed);
                     e.data.store(data, Relaxed);
@@ -289,7 +254,7 @@ impl TranspositionTable {
                 victim = e;
             }
         }
-        let data = pack(mv, score_to_tt(score, ply), eval, depth, bound, pv, age);
+        let data = pack(mv.bits(), score_to_tt(score, ply), eval, depth, bound, pv, age);
         victim.check.store(key ^ data, Relaxed);
         victim.data.store(data, Relaxed);
     }
@@ -323,14 +288,18 @@ fn available_megabytes() -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::search::MATE;
+    use crate::types::MATE;
+
+    fn mv(bits: u16) -> PackedMove {
+        PackedMove::from_bits(bits)
+    }
 
     #[test]
     fn store_and_probe_round_trip() {
         let tt = TranspositionTable::new(1);
-        tt.store(0xDEAD_BEEF, 3, 1234, -517, 88, 7, Bound::Lower, true);
+        tt.store(0xDEAD_BEEF, 3, mv(1234), -517, 88, 7, Bound::Lower, true);
         let hit = tt.probe(0xDEAD_BEEF, 3).expect("stored");
-        assert_eq!((hit.mv, hit.score, hit.eval, hit.depth), (1234, -517, 88, 7));
+        assert_eq!((hit.mv, hit.score, hit.eval, hit.depth), (mv(1234), -517, 88, 7));
         assert_eq!(hit.bound, Bound::Lower);
         assert!(hit.pv);
         assert!(tt.probe(0xDEAD_BEEE, 3).is_none());
@@ -342,18 +311,53 @@ mod tests {
     fn mate_scores_are_stored_relative_to_the_node() {
         let tt = TranspositionTable::new(1);
         // Mate in 5 plies from the root, found at ply 3: mate in 2 plies from the node.
-        tt.store(42, 3, 0, MATE - 5, 0, 4, Bound::Exact, false);
+        tt.store(42, 3, PackedMove::NONE, MATE - 5, 0, 4, Bound::Exact, false);
         // Reached again at ply 7, it is mate in 9 plies from the root.
         assert_eq!(tt.probe(42, 7).unwrap().score, MATE - 9);
-        tt.store(43, 2, 0, -(MATE - 6), 0, 4, Bound::Exact, false);
+        tt.store(43, 2, PackedMove::NONE, -(MATE - 6), 0, 4, Bound::Exact, false);
         assert_eq!(tt.probe(43, 4).unwrap().score, -(MATE - 8));
+    }
+
+    #[test]
+    fn a_full_bucket_gives_up_its_least_valuable_entry() {
+        let tt = TranspositionTable::new(0);
+        assert_eq!(tt.buckets.len(), 1, "every key lands in the one bucket");
+        let store = |key: u64, bits: u16, depth: i32, bound: Bound| {
+            tt.store(key, 0, mv(bits), 10, 0, depth, bound, false);
+        };
+        for (key, depth) in [(1, 5), (2, 2), (3, 9), (4, 7)] {
+            store(key, key as u16, depth, Bound::Lower);
+        }
+        // A fifth position takes the shallowest entry's place.
+        store(5, 5, 6, Bound::Lower);
+        let present =
+            |keys: &[u64]| keys.iter().map(|&k| tt.probe(k, 0).is_some()).collect::<Vec<_>>();
+        assert_eq!(present(&[1, 2, 3, 4, 5]), [true, false, true, true, true]);
+        // In a new search, an old entry goes before a shallower new one: each search
+        // generation counts as eight plies of depth.
+        tt.new_search();
+        store(6, 6, 1, Bound::Lower);
+        assert_eq!(present(&[1, 3, 4, 5, 6]), [false, true, true, true, true]);
+        store(7, 7, 1, Bound::Lower);
+        assert_eq!(present(&[3, 4, 5, 6, 7]), [true, true, false, true, true]);
+        // The same position is overwritten in place, keeping its move when the new result
+        // has none...
+        store(6, 0, 3, Bound::Upper);
+        let hit = tt.probe(6, 0).unwrap();
+        assert_eq!((hit.mv, hit.depth, hit.bound), (mv(6), 3, Bound::Upper));
+        // ...but a much deeper exact result of this search is not overwritten by a bound.
+        store(7, 7, 12, Bound::Exact);
+        store(7, 9, 2, Bound::Lower);
+        let hit = tt.probe(7, 0).unwrap();
+        assert_eq!((hit.mv, hit.depth, hit.bound), (mv(7), 12, Bound::Exact));
+        assert_eq!(present(&[3, 4, 6, 7]), [true; 4]);
     }
 
     #[test]
     fn quiescence_depths_and_sizes() {
         let tt = TranspositionTable::new(2);
         assert_eq!(tt.megabytes(), 2);
-        tt.store(9, 0, 0, 10, 10, -1, Bound::Upper, false);
+        tt.store(9, 0, PackedMove::NONE, 10, 10, -1, Bound::Upper, false);
         assert_eq!(tt.probe(9, 0).unwrap().depth, -1);
         assert_eq!(TranspositionTable::new(0).buckets.len(), 1);
     }

@@ -1,5 +1,6 @@
-//! A whole game of the engine against itself at a fast time control, refereed here: every
-//! move must be legal and arrive before its side's clock runs out.
+//! Whole games of the engine against itself at a fast time control, refereed here: every
+//! move must be legal and arrive before its side's clock runs out, and the game must go
+//! on to an end the rules define. One game on one thread a side, one on two.
 
 mod common;
 
@@ -8,13 +9,15 @@ use std::time::{Duration, Instant};
 use common::engine::{best_move, Engine};
 use shakmaty::{uci::UciMove, zobrist::Zobrist64, Chess, Color, EnPassantMode, Position};
 
-#[test]
-fn a_fast_game_against_itself_ends_without_a_time_loss() {
+/// Plays a game of the engine against itself at 2+0.02, both sides on `threads` threads,
+/// and returns its plies and how it ended. Panics on an illegal move or a time loss.
+fn self_play(threads: usize) -> (usize, String) {
     let mut players = [Engine::start(), Engine::start()];
     for p in &mut players {
         p.send("uci");
         p.read_until(Duration::from_secs(10), |l| l == "uciok");
         p.ask("setoption name Hash value 8");
+        p.ask(&format!("setoption name Threads value {threads}"));
         p.ask("ucinewgame");
     }
     let increment = 20u64;
@@ -62,6 +65,24 @@ fn a_fast_game_against_itself_ends_without_a_time_loss() {
         keys.push(pos.zobrist_hash::<Zobrist64>(EnPassantMode::Legal));
         moves.push(text);
     };
-    assert!(moves.len() >= 10, "game over after {} plies: {verdict}", moves.len());
     eprintln!("game over after {} plies: {verdict}; clocks {clock:?}", moves.len());
+    (moves.len(), verdict)
+}
+
+/// From the start position, neither side of a sound engine blunders into mate or a
+/// repetition within 20 moves; a game that ends sooner means a broken search or clock.
+const SHORTEST_GAME: usize = 40;
+
+#[test]
+fn a_fast_game_against_itself_ends_without_a_time_loss() {
+    let _lock = common::timed();
+    let (plies, verdict) = self_play(1);
+    assert!(plies >= SHORTEST_GAME, "game over after {plies} plies: {verdict}");
+}
+
+#[test]
+fn a_fast_game_on_two_threads_a_side_ends_without_a_time_loss() {
+    let _lock = common::timed();
+    let (plies, verdict) = self_play(2);
+    assert!(plies >= SHORTEST_GAME, "game over after {plies} plies: {verdict}");
 }

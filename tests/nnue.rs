@@ -15,9 +15,23 @@ use nue::{
 };
 use shakmaty::{fen::Fen, CastlingMode, Chess, Color, Move, Position, Role};
 
+/// The AVX2 kernels, or `None` on a processor without AVX2. CI sets `NUE_REQUIRE_AVX2`
+/// on processors that report AVX2, so that a detection that fails there fails the tests
+/// instead of quietly testing the scalar kernels alone.
+fn avx2() -> Option<Simd> {
+    let avx2 = Simd::avx2();
+    if avx2.is_none() {
+        assert!(
+            std::env::var_os("NUE_REQUIRE_AVX2").is_none(),
+            "NUE_REQUIRE_AVX2 is set, but the AVX2 kernels were not selected"
+        );
+    }
+    avx2
+}
+
 fn kernels() -> Vec<Simd> {
     let mut all = vec![Simd::scalar()];
-    all.extend(Simd::avx2());
+    all.extend(avx2());
     all
 }
 
@@ -233,8 +247,8 @@ fn random_half(rng: &mut Rng) -> Half {
 
 #[test]
 fn avx2_matches_scalar_on_random_inputs() {
-    let Some(avx2) = Simd::avx2() else {
-        eprintln!("no AVX2 on this machine: nothing to compare");
+    let Some(avx2) = avx2() else {
+        eprintln!("SKIPPED avx2_matches_scalar_on_random_inputs: this processor has no AVX2");
         return;
     };
     let scalar = Simd::scalar();

@@ -1,11 +1,15 @@
 //! UCI transcripts through the binary: start-up, options, positions, every `go` form,
-//! `stop` and `ponderhit` while searching, mates, game ends, and bad input.
+//! `stop` and `ponderhit` while searching, mates, game ends, bad input, several threads
+//! and several lines. Every search's output is checked as it is read (legal PVs, the
+//! `bestmove` first in the last PV: see `common::engine`). Tests that measure time hold
+//! `common::timed()`, so no other search of this binary runs beside them.
 
 mod common;
 
 use std::time::{Duration, Instant};
 
 use common::engine::{best_move, last_info, says, Engine};
+use shakmaty::Position;
 
 const SECOND: Duration = Duration::from_secs(1);
 
@@ -25,6 +29,7 @@ fn fen(e: &mut Engine) -> String {
 
 #[test]
 fn startup_lists_every_option_and_answers_isready() {
+    let _lock = common::untimed();
     let mut e = Engine::start();
     e.send("uci");
     let lines = e.read_until(10 * SECOND, |l| l == "uciok");
@@ -50,6 +55,7 @@ fn startup_lists_every_option_and_answers_isready() {
 
 #[test]
 fn every_option_can_be_set() {
+    let _lock = common::untimed();
     let mut e = started();
     for (command, answer) in [
         ("setoption name Hash value 32", None),
@@ -73,26 +79,54 @@ fn every_option_can_be_set() {
     // MultiPV 3 with 2 threads: three lines per depth, each with its own multipv index.
     e.ask("position startpos");
     let lines = e.go("go depth 6", 30 * SECOND);
-    for k in 1..=3 {
-        assert!(lines
-            .iter()
-            .any(|l| l.starts_with("info depth 6 ") && l.contains(&format!("multipv {k} "))));
+    assert_multipv_lines(&lines, 6, 3);
+}
+
+/// For every depth that was reported, the lines `multipv 1..=k` come in order, with
+/// distinct first moves and scores that do not rise from one line to the next.
+fn assert_multipv_lines(lines: &[String], depth: u32, k: usize) {
+    for d in 1..=depth {
+        let prefix = format!("info depth {d} ");
+        let at_depth: Vec<&String> =
+            lines.iter().filter(|l| l.starts_with(&prefix) && !l.contains("bound")).collect();
+        // The last k lines of the depth are its final report.
+        assert!(at_depth.len() >= k, "depth {d}: {at_depth:?}");
+        let report = &at_depth[at_depth.len() - k..];
+        let mut firsts = Vec::new();
+        let mut last_score = i32::MAX;
+        for (i, line) in report.iter().enumerate() {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            let after = |key: &str| words[words.iter().position(|&w| w == key).unwrap() + 1];
+            assert_eq!(after("multipv"), (i + 1).to_string(), "{report:?}");
+            assert_eq!(after("score"), "cp", "{line}");
+            let score: i32 =
+                words[words.iter().position(|&w| w == "score").unwrap() + 2].parse().unwrap();
+            assert!(score <= last_score, "line {} scores above the one before: {report:?}", i + 1);
+            last_score = score;
+            firsts.push(after("pv"));
+        }
+        firsts.sort_unstable();
+        firsts.dedup();
+        assert_eq!(firsts.len(), k, "lines share a first move: {report:?}");
     }
 }
 
 #[test]
 fn bad_option_values_are_answered_and_change_nothing() {
+    let _lock = common::untimed();
     let mut e = started();
     for (command, answer) in [
         ("setoption name Hash value lots", "integer"),
-        ("setoption name Hash value 0", "out of range"),
-        ("setoption name Threads value 100000", "out of range"),
+        ("setoption name Hash value 0", "out of range 1..1048576; the option is unchanged"),
+        ("setoption name Threads value 100000", "out of range 1..1024; the option is unchanged"),
+        ("setoption name Threads value 0", "out of range"),
         ("setoption name Ponder value maybe", "true or false"),
         ("setoption name NoSuchOption value 1", "unknown option"),
         ("setoption Hash 16", "expected"),
         ("setoption name MultiPV", "needs a value"),
         ("setoption name EvalFile value /nonexistent/net.nnue", "keeping the net"),
-        ("setoption name Hash value 1048576", "keeping a 1 MB table"),
+        // The refused values above left the table at its 16 MB.
+        ("setoption name Hash value 1048576", "keeping a 16 MB table"),
     ] {
         let lines = e.ask(command);
         assert!(says(&lines, answer), "{command}: {lines:?}");
@@ -102,14 +136,24 @@ fn bad_option_values_are_answered_and_change_nothing() {
     std::fs::write(&junk, vec![0u8; 1200]).unwrap();
     let lines = e.ask(&format!("setoption name EvalFile value {}", junk.display()));
     assert!(says(&lines, "unsupported version"), "{lines:?}");
-    // The engine still plays with its default net.
+    // The engine still searches on one thread with its default net: a node limit is then
+    // exact (several threads would each count), and the evaluation is the embedded net's.
+    let lines = e.ask("eval");
+    assert!(says(&lines, "net nn-"), "{lines:?}");
     e.ask("position startpos");
-    let lines = e.go("go depth 4", 10 * SECOND);
-    assert!(last_info(&lines, "score").is_some());
+    let lines = e.go("go nodes 3000", 10 * SECOND);
+    assert_eq!(final_nodes(&lines), 3000, "{lines:?}");
+}
+
+/// The node count of a search's last `info` line: after the search has stopped, the
+/// engine reports its final count.
+fn final_nodes(lines: &[String]) -> u64 {
+    last_info(lines, "nodes").unwrap().split(' ').next().unwrap().parse().unwrap()
 }
 
 #[test]
 fn positions_with_moves_and_castling_notations() {
+    let _lock = common::untimed();
     let mut e = started();
     e.ask("position startpos moves e2e4 e7e5 g1f3 b8c6 f1c4 g8f6 e1g1");
     assert_eq!(fen(&mut e), "r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQ1RK1 b kq - 5 4");
@@ -125,6 +169,7 @@ fn positions_with_moves_and_castling_notations() {
 
 #[test]
 fn chess960_castling_is_king_takes_rook() {
+    let _lock = common::untimed();
     // A Shredder-FEN start with rooks on b1 and g1: queenside castling is e1b1.
     let start = "1r2k1r1/8/8/8/8/8/8/1R2K1R1 w GBgb - 0 1";
     let mut e = started();
@@ -148,6 +193,7 @@ fn chess960_castling_is_king_takes_rook() {
 
 #[test]
 fn every_go_form_gives_one_bestmove() {
+    let _lock = common::untimed();
     let mut e = started();
     e.ask("position startpos moves d2d4 d7d5");
     let forms = [
@@ -169,24 +215,35 @@ fn every_go_form_gives_one_bestmove() {
     assert!(["c2c4", "g1f3"].contains(&best_move(&lines).as_str()));
     let lines = e.go("go depth 7", 20 * SECOND);
     assert!(lines.iter().any(|l| l.starts_with("info depth 7 ")));
-    for key in ["seldepth", "multipv", "nodes", "nps", "hashfull", "time", "pv"] {
+    for key in ["seldepth", "multipv", "nodes", "hashfull", "time", "pv"] {
         assert!(last_info(&lines, key).is_some(), "no {key} in {lines:?}");
     }
-    // Node limits are exact with one thread.
-    let lines = e.go("go nodes 5000", 20 * SECOND);
-    let nodes: u64 =
-        last_info(&lines, "nodes").unwrap().split(' ').next().unwrap().parse().unwrap();
-    assert!(nodes <= 5000, "{nodes}");
+    // Nodes per second come with every line whose time is not 0.
+    let lines = e.go("go movetime 200", 20 * SECOND);
+    assert!(last_info(&lines, "nps").is_some(), "no nps in {lines:?}");
+    // A new search right after a bestmove finds no search to stop.
+    assert!(!lines.iter().any(|l| l.contains("a search is running")), "{lines:?}");
+    // Node limits are exact with one thread: the final report shows the search stopped
+    // at the limit, not the last iteration before it.
+    for limit in [5000, 12345] {
+        let lines = e.go(&format!("go nodes {limit}"), 20 * SECOND);
+        assert_eq!(final_nodes(&lines), limit, "{lines:?}");
+    }
 }
 
 #[test]
 fn movetime_and_clock_are_respected() {
+    let _lock = common::timed();
     let mut e = started();
     e.ask("position startpos");
     let start = Instant::now();
-    e.go("go movetime 300", 10 * SECOND);
+    let lines = e.go("go movetime 300", 10 * SECOND);
     let took = start.elapsed();
-    assert!(took >= Duration::from_millis(250) && took < Duration::from_millis(800), "{took:?}");
+    // The engine's own clock: it searched the time it was given, less the overhead.
+    let reported: u64 =
+        last_info(&lines, "time").unwrap().split(' ').next().unwrap().parse().unwrap();
+    assert!((240..=300).contains(&reported), "reported {reported} ms");
+    assert!(took < Duration::from_millis(800), "{took:?}");
     let start = Instant::now();
     e.go("go wtime 1000 btime 1000", 10 * SECOND);
     assert!(start.elapsed() < Duration::from_millis(900), "{:?}", start.elapsed());
@@ -199,6 +256,7 @@ fn movetime_and_clock_are_respected() {
 
 #[test]
 fn stop_and_isready_are_answered_while_searching() {
+    let _lock = common::timed();
     let mut e = started();
     e.ask("position startpos");
     e.send("go infinite");
@@ -209,7 +267,7 @@ fn stop_and_isready_are_answered_while_searching() {
     assert!(lines.iter().all(|l| !l.starts_with("bestmove")), "infinite search ended on its own");
     assert!(start.elapsed() < Duration::from_millis(300));
     e.send("stop");
-    e.read_until(SECOND, |l| l.starts_with("bestmove"));
+    e.bestmove(SECOND);
     assert!(start.elapsed() < Duration::from_millis(600));
     assert!(e.transcript.iter().any(|l| l.starts_with("info depth")));
     // No second bestmove, and a stop with no search running prints nothing.
@@ -220,34 +278,53 @@ fn stop_and_isready_are_answered_while_searching() {
     e.send("go infinite depth 3");
     assert!(e.drain(Duration::from_millis(300)).iter().all(|l| !l.starts_with("bestmove")));
     e.send("stop");
-    e.read_until(SECOND, |l| l.starts_with("bestmove"));
+    e.bestmove(SECOND);
 }
 
 #[test]
 fn ponder_then_ponderhit_or_stop() {
+    let _lock = common::untimed();
     let mut e = started();
     e.ask("setoption name Ponder value true");
     e.ask("position startpos moves e2e4 e7e5");
     // Pondering does not end on its own, even with little time on the clock.
     e.send("go ponder wtime 1000 btime 1000");
     assert!(e.drain(Duration::from_millis(400)).iter().all(|l| !l.starts_with("bestmove")));
-    // After ponderhit, the clock runs: the move comes within the budget.
-    let start = Instant::now();
     e.send("ponderhit");
-    e.read_until(SECOND, |l| l.starts_with("bestmove"));
-    assert!(start.elapsed() < Duration::from_millis(900));
+    let lines = e.bestmove(5 * SECOND);
+    assert_ne!(best_move(&lines), "(none)");
     // A ponder miss: stop, then a new search.
     e.send("go ponder wtime 10000 btime 10000");
     std::thread::sleep(Duration::from_millis(100));
     e.send("stop");
-    e.read_until(SECOND, |l| l.starts_with("bestmove"));
+    e.bestmove(SECOND);
     e.ask("position startpos moves e2e4 c7c5");
     let lines = e.go("go wtime 1000 btime 1000", 5 * SECOND);
     assert_ne!(best_move(&lines), "(none)");
 }
 
 #[test]
+fn ponderhit_starts_the_clock() {
+    let _lock = common::timed();
+    let mut e = started();
+    e.ask("setoption name Ponder value true");
+    e.ask("position startpos moves e2e4 e7e5");
+    // 10 s on the clock: a move of about 0.4 s is planned, 1.6 s at most. Pondering
+    // lasts 2 s, longer than both: a clock started at `go` would have run out, and the
+    // move would come the moment `ponderhit` arrives.
+    e.send("go ponder wtime 10000 btime 10000");
+    std::thread::sleep(2 * SECOND);
+    let start = Instant::now();
+    e.send("ponderhit");
+    e.bestmove(5 * SECOND);
+    let took = start.elapsed();
+    assert!(took >= Duration::from_millis(150), "moved {took:?} after ponderhit");
+    assert!(took <= Duration::from_millis(2500), "moved {took:?} after ponderhit");
+}
+
+#[test]
 fn mates_are_found_and_scored() {
+    let _lock = common::untimed();
     let mut e = started();
     for (fen, moves, best) in [
         ("6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1", 1, "a1a8"),
@@ -270,6 +347,7 @@ fn mates_are_found_and_scored() {
 
 #[test]
 fn game_over_positions_and_forced_moves() {
+    let _lock = common::timed();
     let mut e = started();
     // Checkmate and stalemate: no move to make.
     e.ask("position fen 7k/6Q1/6K1/8/8/8/8/8 b - - 0 1");
@@ -290,6 +368,7 @@ fn game_over_positions_and_forced_moves() {
 
 #[test]
 fn bad_input_is_answered_and_the_position_kept() {
+    let _lock = common::untimed();
     let mut e = started();
     e.ask("position startpos moves e2e4");
     let before = fen(&mut e);
@@ -344,6 +423,7 @@ fn bad_input_is_answered_and_the_position_kept() {
 
 #[test]
 fn perft_and_eval_commands() {
+    let _lock = common::untimed();
     let mut e = started();
     e.ask("position startpos");
     let lines = e.ask("go perft 3");
@@ -354,9 +434,129 @@ fn perft_and_eval_commands() {
 
 #[test]
 fn quit_while_searching_and_end_of_input() {
+    let _lock = common::timed();
     let mut e = started();
     e.ask("position startpos");
     e.send("go infinite");
     std::thread::sleep(Duration::from_millis(100));
     assert_eq!(e.quit(), Some(0));
+    // A GUI that closes the pipe mid-search: the search ends and so does the engine.
+    let mut e = started();
+    e.ask("position startpos");
+    e.send("go infinite");
+    std::thread::sleep(Duration::from_millis(100));
+    e.close_input();
+    assert_eq!(e.wait_exit(5 * SECOND), Some(0));
+    // And with no search running.
+    let mut e = started();
+    e.close_input();
+    assert_eq!(e.wait_exit(5 * SECOND), Some(0));
+}
+
+#[test]
+fn threads_share_the_node_limit_and_stop_at_once() {
+    let _lock = common::timed();
+    let mut e = started();
+    e.ask("setoption name Threads value 3");
+    e.ask("position startpos moves e2e4");
+    // All threads count towards one limit. The main thread checks the total at every node;
+    // the helpers may each add a few nodes before they see the stop.
+    let lines = e.go("go nodes 50000", 20 * SECOND);
+    let nodes = final_nodes(&lines);
+    assert!((50_000..=50_000 + 3 * 1024).contains(&nodes), "{nodes} nodes");
+    // `stop` ends all three at once, and the engine is ready for the next search.
+    e.send("go infinite");
+    std::thread::sleep(Duration::from_millis(300));
+    let start = Instant::now();
+    e.send("stop");
+    e.bestmove(SECOND);
+    assert!(start.elapsed() < Duration::from_millis(200), "{:?}", start.elapsed());
+    let lines = e.go("go depth 8", 20 * SECOND);
+    assert!(!says(&lines, "a search is running"), "{lines:?}");
+}
+
+#[test]
+fn several_lines_come_in_order_with_distinct_moves() {
+    let _lock = common::untimed();
+    let mut e = started();
+    e.ask("setoption name MultiPV value 4");
+    e.ask("position fen r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3");
+    let lines = e.go("go depth 7", 30 * SECOND);
+    assert_multipv_lines(&lines, 7, 4);
+    // More lines than moves: as many lines as there are moves.
+    e.ask("position fen 7k/8/8/8/8/8/8/K6R w - - 0 1");
+    e.ask("setoption name MultiPV value 40");
+    let lines = e.go("go depth 3", 30 * SECOND);
+    let moves = e.position.legal_moves().len();
+    assert!(lines.iter().any(|l| l.contains(&format!(" multipv {moves} "))));
+    assert!(!lines.iter().any(|l| l.contains(&format!(" multipv {} ", moves + 1))));
+}
+
+#[test]
+fn the_net_and_the_hash_can_change_between_games() {
+    let _lock = common::untimed();
+    let mut e = started();
+    let reference = common::reference_dir().join("nn-82215d0fd0df.nnue");
+    let start_eval = |e: &mut Engine| {
+        e.ask("position startpos");
+        let lines = e.ask("eval");
+        lines.iter().find(|l| l.contains("NNUE evaluation")).cloned().expect("an evaluation")
+    };
+    let ours = start_eval(&mut e);
+    e.ask("position startpos moves d2d4");
+    e.go("go depth 6", 20 * SECOND);
+    // Between games: another net and a bigger table, then the same again.
+    e.ask("ucinewgame");
+    let lines = e.ask(&format!("setoption name EvalFile value {}", reference.display()));
+    assert!(says(&lines, "loaded net"), "{lines:?}");
+    e.ask("setoption name Hash value 64");
+    let theirs = start_eval(&mut e);
+    assert!(theirs.contains("nn-82215d0fd0df.nnue"), "{theirs}");
+    assert_ne!(theirs, ours);
+    e.ask("position startpos moves d2d4");
+    e.go("go depth 6", 20 * SECOND);
+    e.ask("ucinewgame");
+    e.ask("setoption name EvalFile value <default>");
+    e.ask("setoption name Hash value 1");
+    assert_eq!(start_eval(&mut e), ours);
+    e.ask("position startpos moves d2d4");
+    let lines = e.go("go depth 6", 20 * SECOND);
+    assert!(lines.iter().any(|l| l.starts_with("info depth 6 ")));
+}
+
+#[test]
+fn a_chess960_game_lets_the_search_castle() {
+    let _lock = common::untimed();
+    let mut e = started();
+    e.ask("setoption name UCI_Chess960 value true");
+    // King on g1, rook on h1: castling leaves the king where it is and brings the rook to
+    // f1, which no rook move can, and mates. Written king takes rook: g1h1.
+    e.ask("position fen 4rkr1/p3p1p1/8/8/8/8/PP6/6KR w H - 0 1 moves a2a3 a7a6");
+    let lines = e.go("go depth 4", 20 * SECOND);
+    assert_eq!(best_move(&lines), "g1h1");
+    assert!(last_info(&lines, "score").unwrap().starts_with("mate 1 "), "{lines:?}");
+    // The game goes on from the castled position: Black is mated.
+    e.ask("position fen 4rkr1/p3p1p1/8/8/8/8/PP6/6KR w H - 0 1 moves a2a3 a7a6 g1h1");
+    let lines = e.go("go depth 4", 20 * SECOND);
+    assert_eq!(best_move(&lines), "(none)");
+}
+
+#[test]
+fn searches_stopped_by_a_node_limit_leave_legal_lines() {
+    let _lock = common::untimed();
+    let mut e = started();
+    // Node limits that stop searches in every phase of an iteration, aspiration fail-lows
+    // included: a line reported then once held moves of a sibling's line (fastchess:
+    // "illegal PV"). The engine's output is checked by `Engine::bestmove`.
+    for fen in [
+        "r1bqk2r/pppp1ppp/5n2/4b3/4P3/P1N5/1PP2PPP/R1BQKB1R w KQkq - 0 5",
+        "r1b2rk1/p1q1ppbp/6p1/2Q5/8/4BP2/PPP3PP/2KR1B1R b - - 2 14",
+        "6k1/5pp1/8/2bKP2P/2P5/p4PNb/B7/8 b - - 1 44",
+    ] {
+        for nodes in (2_000..40_000).step_by(3_000) {
+            e.ask("ucinewgame");
+            e.ask(&format!("position fen {fen}"));
+            e.go(&format!("go nodes {nodes}"), 20 * SECOND);
+        }
+    }
 }

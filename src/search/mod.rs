@@ -8,7 +8,13 @@
 mod stack;
 
 use std::{
-    sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed},
+    sync::{
+        atomic::{
+            AtomicBool, AtomicU64,
+            Ordering::{Acquire, Relaxed, Release},
+        },
+        OnceLock,
+    },
     time::{Duration, Instant},
 };
 
@@ -19,21 +25,16 @@ use self::stack::{Frame, PvTable};
 use crate::{
     board::Board,
     history::{bonus, context, Histories},
-    movepick::{is_noisy, pack, MovePicker, OrderingHints},
+    movepick::{is_noisy, MovePicker, OrderingHints},
     nnue::Network,
     see::{face_gain, see_ge},
     time::{soft_scale, Budget},
-    tt::{Bound, Hit, TranspositionTable},
+    tt::{Hit, TranspositionTable},
+    types::{
+        mated_in, Bound, PackedMove, DEPTH_QS, DEPTH_UNSEARCHED, INFINITE, MATE, MATE_IN_MAX,
+        MAX_PLY,
+    },
 };
-
-/// Deepest ply the search reaches (the stacks are this deep).
-pub const MAX_PLY: usize = 128;
-/// Score of a checkmate on the board; mate in n plies scores `MATE - n`.
-pub const MATE: i32 = 32_000;
-/// Scores beyond this (in absolute value) are mates.
-pub const MATE_IN_MAX: i32 = MATE - 2 * MAX_PLY as i32;
-/// Larger than every score.
-pub const INFINITE: i32 = MATE + 1;
 
 /// Static evaluations stay clear of the mate range.
 const EVAL_LIMIT: i32 = MATE_IN_MAX - 1;
@@ -116,8 +117,20 @@ pub struct Outcome {
 pub struct Control {
     /// Set to stop every thread as soon as possible.
     pub stop: AtomicBool,
-    /// Set while pondering; cleared by `ponderhit`, which starts the clock.
+    /// Set while pondering; cleared by [`Control::ponderhit`], which starts the clock.
     pub pondering: AtomicBool,
+    /// When `ponderhit` arrived: the time budget counts from here, not from the `go`.
+    ponderhit_at: OnceLock<Instant>,
+}
+
+impl Control {
+    /// The opponent played the expected move: the search goes on, now on the clock.
+    pub fn ponderhit(&self) {
+        let _ = self.ponderhit_at.set(Instant::now());
+        // Release, paired with the search's Acquire: a search that sees the ponder over
+        // sees when it ended.
+        self.pondering.store(false, Release);
+    }
 }
 
 /// Limits as the search itself sees them.
@@ -149,7 +162,7 @@ pub struct Shared<'a> {
     pub limits: SearchLimits,
     /// Nodes searched per thread, published as the threads go.
     pub nodes: Vec<PaddedCounter>,
-    /// When the search (or, after a `ponderhit`, the clock) started.
+    /// When the search started.
     pub start: Instant,
 }
 
@@ -162,6 +175,11 @@ impl Shared<'_> {
     /// Nodes searched so far by every thread.
     pub fn total_nodes(&self) -> u64 {
         self.nodes.iter().map(|n| n.0.load(Relaxed)).sum()
+    }
+
+    /// Time on the clock: since the search started, or since `ponderhit` after a ponder.
+    pub fn clock(&self) -> Duration {
+        self.control.ponderhit_at.get().copied().unwrap_or(self.start).elapsed()
     }
 }
 
@@ -188,12 +206,6 @@ fn reduction(depth: i32, moves: usize) -> i32 {
 #[inline]
 fn lmp_limit(depth: i32, improving: bool) -> usize {
     ((3 + depth * depth) / (2 - i32::from(improving))) as usize
-}
-
-/// Score of being mated at `ply`.
-#[inline]
-pub fn mated_in(ply: usize) -> i32 {
-    -MATE + ply as i32
 }
 
 /// Whether the side to move has a piece other than pawns and king (null-move guard:
@@ -227,6 +239,8 @@ pub struct Thread<'a> {
     stopped: bool,
     /// Deepest completed iteration.
     pub completed_depth: i32,
+    /// Node count of the last report (main thread).
+    reported_nodes: u64,
 }
 
 /// Offset of the root in the stack: two sentinel frames below it let every node look two
@@ -266,6 +280,7 @@ impl<'a> Thread<'a> {
             pv_index: 0,
             stopped: false,
             completed_depth: 0,
+            reported_nodes: 0,
         }
     }
 
@@ -301,7 +316,7 @@ impl<'a> Thread<'a> {
         let Some(budget) = self.shared.limits.budget else {
             return false;
         };
-        !self.shared.control.pondering.load(Relaxed) && self.shared.start.elapsed() >= budget.hard
+        !self.shared.control.pondering.load(Acquire) && self.shared.clock() >= budget.hard
     }
 
     #[inline]
@@ -321,21 +336,23 @@ impl<'a> Thread<'a> {
 
     /// What every node does first: count itself, start its line (PV nodes), and end at
     /// once, with the score to return, when the search is stopping, the position is a
-    /// draw by repetition or the fifty-move rule (a mate on the hundredth half-move still
-    /// counts), or the ply limit is reached.
+    /// draw by repetition, the fifty-move rule (a mate on the hundredth half-move still
+    /// counts) or insufficient material, or the ply limit is reached.
     #[inline]
     fn enter<const PV: bool>(&mut self, ply: usize, in_check: bool) -> Option<i32> {
+        // A stopped search counts no more nodes: a node limit is then exact.
+        if self.should_stop() {
+            return Some(0);
+        }
         self.count_node();
         if PV {
             self.pv.clear(ply);
             self.seldepth = self.seldepth.max(ply);
         }
-        if self.should_stop() {
-            return Some(0);
-        }
         let pos = self.board.pos();
         if self.board.is_repetition()
             || (pos.halfmoves() >= 100 && !(in_check && pos.legal_moves().is_empty()))
+            || pos.is_insufficient_material()
         {
             return Some(self.draw_score());
         }
@@ -352,9 +369,9 @@ impl<'a> Thread<'a> {
         [self.stack[i - 1].ctx, self.stack[i - 2].ctx]
     }
 
-    /// The packed move of a probe, if it has one.
-    fn tt_move(&self, hit: Option<Hit>) -> Option<u16> {
-        hit.map(|h| h.mv).filter(|&m| m != 0)
+    /// The stored move of a probe, if it has one.
+    fn tt_move(&self, hit: Option<Hit>) -> Option<PackedMove> {
+        hit.and_then(|h| h.mv.some())
     }
 
     /// Plays `m` and records it on the stack.
@@ -412,6 +429,7 @@ impl<'a> Thread<'a> {
             for i in 0..multipv {
                 report(&self.report(depth, i));
             }
+            self.reported_nodes = self.shared.total_nodes();
 
             // Should another iteration start?
             let best = &self.root_moves[0];
@@ -432,7 +450,7 @@ impl<'a> Thread<'a> {
             let drop = if depth > 1 { last_score - best.score } else { 0 };
             last_score = best.score;
             if let Some(budget) = limits.budget {
-                if !self.shared.control.pondering.load(Relaxed) {
+                if !self.shared.control.pondering.load(Acquire) {
                     // A mate seen with room to spare will not get shorter: move.
                     let mate_plies = MATE - best.score.abs();
                     if mate_plies <= MAX_PLY as i32 && depth >= 2 * mate_plies + 4 {
@@ -442,11 +460,24 @@ impl<'a> Thread<'a> {
                     if self.root_moves.len() == 1 {
                         soft *= 0.1; // one legal move: answer quickly
                     }
-                    if self.shared.start.elapsed().as_secs_f64() >= soft {
+                    if self.shared.clock().as_secs_f64() >= soft {
                         break;
                     }
                 }
             }
+        }
+    }
+
+    /// After the search has stopped: one more report when the last is out of date (the
+    /// search went on after it), so that the last lines a GUI sees show the moves to be
+    /// played, their lines, and the final node count.
+    pub fn report_final(&self, report: &mut dyn FnMut(&Report)) {
+        if self.completed_depth == 0 || self.reported_nodes == self.shared.total_nodes() {
+            return;
+        }
+        let multipv = self.shared.limits.multipv.clamp(1, self.root_moves.len().max(1));
+        for i in 0..multipv {
+            report(&self.report(self.completed_depth, i));
         }
     }
 
@@ -498,7 +529,7 @@ impl<'a> Thread<'a> {
             if rm.score == -INFINITE { (rm.previous, Bound::Exact) } else { (rm.score, rm.bound) };
         Report {
             depth,
-            seldepth: rm.seldepth.max(self.seldepth),
+            seldepth: rm.seldepth.max(self.seldepth).max(depth as usize),
             multipv: index + 1,
             score,
             bound,
@@ -513,6 +544,9 @@ impl<'a> Thread<'a> {
     /// full window, the others with a null window (and a reduction when late and quiet)
     /// and a full re-search when they beat alpha.
     fn search_root(&mut self, mut alpha: i32, beta: i32, depth: i32) -> i32 {
+        if self.should_stop() {
+            return alpha;
+        }
         let mut best = -INFINITE;
         self.count_node();
         let in_check = self.board.pos().is_check();
@@ -524,6 +558,7 @@ impl<'a> Thread<'a> {
         for i in self.pv_index..self.root_moves.len() {
             let m = self.root_moves[i].mv;
             self.make(m, 0);
+            self.pv.clear(1);
             let gives_check = self.board.pos().is_check();
             let new_depth = depth - 1 + i32::from(gives_check);
             let quiet = !is_noisy(m);
@@ -623,9 +658,8 @@ impl<'a> Thread<'a> {
                 return h.score;
             }
         }
-        let tt_capture = tt_move.is_some_and(|code| {
-            let to = shakmaty::Square::new(u32::from((code >> 6) & 63));
-            self.board.pos().board().by_color(!self.board.turn()).contains(to)
+        let tt_capture = tt_move.is_some_and(|m| {
+            self.board.pos().board().by_color(!self.board.turn()).contains(m.to())
         });
 
         // 5. Static evaluation, sharpened by a stored bound when one is tighter. A node is
@@ -640,7 +674,16 @@ impl<'a> Thread<'a> {
         } else {
             let e = self.board.evaluate(self.shared.net).clamp(-EVAL_LIMIT, EVAL_LIMIT);
             if hit.is_none() {
-                self.shared.tt.store(key, ply, 0, 0, e, -2, Bound::None, tt_pv);
+                self.shared.tt.store(
+                    key,
+                    ply,
+                    PackedMove::NONE,
+                    0,
+                    e,
+                    DEPTH_UNSEARCHED,
+                    Bound::None,
+                    tt_pv,
+                );
             }
             e
         };
@@ -806,6 +849,11 @@ impl<'a> Thread<'a> {
             }
 
             self.make(m, ply);
+            if PV {
+                // A child searched only with a null window leaves no line of its own; an
+                // older sibling's must not be taken for it.
+                self.pv.clear(ply + 1);
+            }
             let gives_check = self.board.pos().is_check();
             // Check extension: a check must be answered, so the line stays forcing.
             if gives_check && extension == 0 && ply < 2 * self.root_depth as usize {
@@ -909,7 +957,7 @@ impl<'a> Thread<'a> {
             } else {
                 Bound::Upper
             };
-            let mv = best_move.map_or(0, pack);
+            let mv = best_move.map_or(PackedMove::NONE, PackedMove::of);
             self.shared.tt.store(key, ply, mv, best_score, static_eval, depth, bound, tt_pv);
         }
         best_score
@@ -958,10 +1006,10 @@ impl<'a> Thread<'a> {
                     self.shared.tt.store(
                         key,
                         ply,
-                        0,
+                        PackedMove::NONE,
                         best_score,
                         static_eval,
-                        -1,
+                        DEPTH_QS,
                         Bound::Lower,
                         false,
                     );
@@ -1020,8 +1068,8 @@ impl<'a> Thread<'a> {
             return mated_in(ply);
         }
         let bound = if best_score >= beta { Bound::Lower } else { Bound::Upper };
-        let mv = best_move.map_or(0, pack);
-        self.shared.tt.store(key, ply, mv, best_score, static_eval, -1, bound, tt_pv);
+        let mv = best_move.map_or(PackedMove::NONE, PackedMove::of);
+        self.shared.tt.store(key, ply, mv, best_score, static_eval, DEPTH_QS, bound, tt_pv);
         best_score
     }
 }

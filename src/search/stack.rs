@@ -3,7 +3,7 @@
 use arrayvec::ArrayVec;
 use shakmaty::Move;
 
-use super::MAX_PLY;
+use crate::types::MAX_PLY;
 
 /// What the search remembers about one ply of the current line.
 #[derive(Clone, Copy, Debug, Default)]

@@ -10,7 +10,10 @@ pub mod options;
 
 use std::{
     io::{BufRead, Write},
-    sync::{atomic::Ordering::Relaxed, Arc},
+    sync::{
+        atomic::{AtomicBool, Ordering::Relaxed},
+        Arc,
+    },
     thread::JoinHandle,
 };
 
@@ -21,9 +24,9 @@ use self::options::{Name, Value, OPTIONS};
 use crate::{
     engine::{parse_move, parse_position, Engine, DEFAULT_HASH_MB, SEARCH_STACK_BYTES},
     nnue::{internal_to_cp, PAWN_VALUE},
-    search::{Control, Report, MATE, MATE_IN_MAX},
+    search::{Control, Report},
     time::Limits,
-    tt::Bound,
+    types::{Bound, MATE, MATE_IN_MAX},
 };
 
 /// Writes one line to stdout and flushes, holding the lock so lines never interleave.
@@ -47,7 +50,12 @@ pub fn format_score(score: i32) -> String {
 /// Formats a search report as an `info` line.
 pub fn format_report(r: &Report, mode: CastlingMode) -> String {
     let ms = r.elapsed.as_millis();
-    let nps = (r.nodes as f64 / r.elapsed.as_secs_f64().max(1e-3)) as u64;
+    // Nodes per second only once a millisecond has passed: before, it means nothing.
+    let nps = if ms > 0 {
+        format!(" nps {}", (r.nodes as f64 / r.elapsed.as_secs_f64()) as u64)
+    } else {
+        String::new()
+    };
     let bound = match r.bound {
         Bound::Lower => " lowerbound",
         Bound::Upper => " upperbound",
@@ -55,7 +63,7 @@ pub fn format_report(r: &Report, mode: CastlingMode) -> String {
     };
     let pv: Vec<String> = r.pv.iter().map(|m| m.to_uci(mode).to_string()).collect();
     format!(
-        "info depth {} seldepth {} multipv {} score {}{bound} nodes {} nps {nps} hashfull {} time {ms} pv {}",
+        "info depth {} seldepth {} multipv {} score {}{bound} nodes {}{nps} hashfull {} time {ms} pv {}",
         r.depth,
         r.seldepth,
         r.multipv,
@@ -72,6 +80,9 @@ pub struct Uci {
     engine: Option<Engine>,
     search: Option<JoinHandle<Engine>>,
     control: Arc<Control>,
+    /// Set by the search thread once its `bestmove` is out: the thread is then only
+    /// handing the engine back, and a new command need not stop anything.
+    answered: Arc<AtomicBool>,
     chess960: bool,
 }
 
@@ -111,6 +122,7 @@ impl Uci {
             engine: Some(fresh_engine()?),
             search: None,
             control: Arc::default(),
+            answered: Arc::default(),
             chess960: false,
         })
     }
@@ -141,7 +153,7 @@ impl Uci {
     /// The engine, after waiting for a search that has already finished, or stopping
     /// one that has not.
     fn engine(&mut self) -> &mut Engine {
-        if self.search.as_ref().is_some_and(|h| !h.is_finished()) {
+        if self.search.as_ref().is_some_and(|h| !h.is_finished()) && !self.answered.load(Relaxed) {
             send("info string a search is running; stopping it first");
         }
         self.stop_search();
@@ -172,7 +184,7 @@ impl Uci {
             "position" => self.position(args),
             "go" => self.go(args),
             "stop" => self.stop_search(),
-            "ponderhit" => self.control.pondering.store(false, Relaxed),
+            "ponderhit" => self.control.ponderhit(),
             "quit" => return false,
             "d" => self.display(),
             "eval" => self.eval(),
@@ -187,9 +199,6 @@ impl Uci {
             Ok(s) => s,
             Err(e) => return send(&format!("info string {e}")),
         };
-        if let Some(note) = &setting.note {
-            send(&format!("info string {note}"));
-        }
         let engine = self.engine();
         match (setting.name, setting.value) {
             (Name::Hash, Value::Int(mb)) => {
@@ -287,11 +296,16 @@ impl Uci {
         self.control = Arc::new(Control::default());
         self.control.pondering.store(limits.ponder, Relaxed);
         let control = Arc::clone(&self.control);
+        self.answered = Arc::default();
+        let answered = Arc::clone(&self.answered);
         let spawned = std::thread::Builder::new()
             .name("search".into())
             .stack_size(SEARCH_STACK_BYTES)
             .spawn(move || {
                 let outcome = engine.go(&limits, &control, &mut |r| send(&format_report(r, mode)));
+                // Before the bestmove goes out: a command that answers it must find the
+                // search over.
+                answered.store(true, Relaxed);
                 match outcome.best {
                     Some(best) => {
                         let mut line = format!("bestmove {}", best.to_uci(mode));
@@ -450,6 +464,33 @@ mod tests {
         assert_eq!(format_score(MATE - 3), "mate 2");
         assert_eq!(format_score(-MATE + 2), "mate -1");
         assert_eq!(format_score(-MATE + 4), "mate -2");
+    }
+
+    #[test]
+    fn refused_option_values_leave_the_engine_as_it_was() {
+        let mut uci = Uci::new().unwrap();
+        uci.handle("setoption name Hash value 2");
+        uci.handle("setoption name Threads value 3");
+        uci.handle("setoption name MultiPV value 2");
+        uci.handle("setoption name Move Overhead value 40");
+        for bad in [
+            "setoption name Hash value 0",
+            "setoption name Hash value 99999999",
+            "setoption name Hash value lots",
+            "setoption name Threads value 100000",
+            "setoption name Threads value 0",
+            "setoption name MultiPV value -1",
+            "setoption name Move Overhead value 5001",
+            "setoption name EvalFile value /nonexistent/net.nnue",
+        ] {
+            uci.handle(bad);
+        }
+        let engine = uci.engine();
+        assert_eq!(engine.hash_mb(), 2);
+        assert_eq!(engine.settings.threads, 3);
+        assert_eq!(engine.settings.multipv, 2);
+        assert_eq!(engine.settings.move_overhead, 40);
+        assert_eq!(engine.net_name(), crate::nnue::default_net::NAME);
     }
 
     #[test]

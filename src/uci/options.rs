@@ -96,7 +96,7 @@ pub const OPTIONS: [Spec; 10] = [
 /// A parsed option value.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Value {
-    /// For spin options, already clamped into range.
+    /// For spin options, within the option's range.
     Int(i64),
     /// For check options.
     Bool(bool),
@@ -106,15 +106,13 @@ pub enum Value {
     Text(String),
 }
 
-/// A `setoption` that could be applied, perhaps after fixing its value.
+/// A `setoption` that can be applied.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Setting {
     /// Which option.
     pub name: Name,
     /// Its new value.
     pub value: Value,
-    /// A note for the user when the value was adjusted (clamped into range).
-    pub note: Option<String>,
 }
 
 impl fmt::Display for Spec {
@@ -133,7 +131,8 @@ impl fmt::Display for Spec {
 }
 
 /// Parses the words after `setoption`: `name <id...> [value <x...>]`. The name is matched
-/// without regard to case, as the protocol asks.
+/// without regard to case, as the protocol asks. A value out of the option's range is
+/// refused, like any other bad value: the option keeps the value it had.
 pub fn parse(words: &[&str]) -> Result<Setting, String> {
     if words.first() != Some(&"name") {
         return Err("expected 'setoption name <id> [value <x>]'".to_string());
@@ -151,23 +150,25 @@ pub fn parse(words: &[&str]) -> Result<Setting, String> {
             .filter(|v| !v.is_empty())
             .ok_or(format!("option {} needs a value", spec.uci_name))
     };
-    let (value, note) = match spec.kind {
+    let value = match spec.kind {
         Kind::Spin { min, max, .. } => {
             let text = need_value()?;
             let n: i128 = text
                 .parse()
                 .map_err(|_| format!("option {} takes an integer, not '{text}'", spec.uci_name))?;
-            let clamped = n.clamp(i128::from(min), i128::from(max)) as i64;
-            let note = (i128::from(clamped) != n).then(|| {
-                format!("{} {n} is out of range {min}..{max}; using {clamped}", spec.uci_name)
-            });
-            (Value::Int(clamped), note)
+            if n < i128::from(min) || n > i128::from(max) {
+                return Err(format!(
+                    "{} {n} is out of range {min}..{max}; the option is unchanged",
+                    spec.uci_name
+                ));
+            }
+            Value::Int(n as i64)
         }
         Kind::Check { .. } => {
             let text = need_value()?;
             match text.to_ascii_lowercase().as_str() {
-                "true" => (Value::Bool(true), None),
-                "false" => (Value::Bool(false), None),
+                "true" => Value::Bool(true),
+                "false" => Value::Bool(false),
                 _ => {
                     return Err(format!(
                         "option {} takes true or false, not '{text}'",
@@ -176,14 +177,13 @@ pub fn parse(words: &[&str]) -> Result<Setting, String> {
                 }
             }
         }
-        Kind::Button => (Value::Pressed, None),
+        Kind::Button => Value::Pressed,
         Kind::Text { .. } => {
             let text = value.unwrap_or_default();
-            let text = if text == "<empty>" { String::new() } else { text };
-            (Value::Text(text), None)
+            Value::Text(if text == "<empty>" { String::new() } else { text })
         }
     };
-    Ok(Setting { name: spec.name, value, note })
+    Ok(Setting { name: spec.name, value })
 }
 
 #[cfg(test)]
@@ -207,17 +207,20 @@ mod tests {
     }
 
     #[test]
-    fn bad_values_are_rejected_or_clamped() {
+    fn bad_values_are_refused() {
         assert!(parse(&words("name Hash value lots")).unwrap_err().contains("integer"));
         assert!(parse(&words("name Hash")).unwrap_err().contains("needs a value"));
         assert!(parse(&words("name Ponder value maybe")).unwrap_err().contains("true or false"));
         assert!(parse(&words("name Nonsense value 1")).unwrap_err().contains("unknown option"));
         assert!(parse(&words("value 1")).is_err());
-        let s = parse(&words("name Threads value -5")).unwrap();
-        assert_eq!(s.value, Value::Int(1));
-        assert!(s.note.unwrap().contains("out of range"));
-        let s = parse(&words("name Hash value 99999999999999999999999")).unwrap();
-        assert_eq!(s.value, Value::Int(MAX_HASH_MB));
+        let e = parse(&words("name Threads value -5")).unwrap_err();
+        assert!(e.contains("out of range 1..1024"), "{e}");
+        let e = parse(&words("name Hash value 99999999999999999999999")).unwrap_err();
+        assert!(e.contains("out of range"), "{e}");
+        // The bounds themselves are fine.
+        assert_eq!(parse(&words("name Hash value 1")).unwrap().value, Value::Int(1));
+        let s = parse(&words(&format!("name Threads value {MAX_THREADS}"))).unwrap();
+        assert_eq!(s.value, Value::Int(MAX_THREADS));
     }
 
     #[test]

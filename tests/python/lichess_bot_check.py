@@ -8,6 +8,7 @@ Usage: python3 tests/python/lichess_bot_check.py path/to/nue
 """
 
 import sys
+import time
 
 import chess
 import chess.engine
@@ -41,23 +42,36 @@ def configure_everything(engine):
 
 
 def play_clock_game(engine):
-    """A game with clocks and pondering, as lichess-bot plays it."""
+    """A game with real clocks and pondering, as lichess-bot plays it: each move's time
+    comes off the mover's clock, the increment goes on, and a clock below zero loses."""
     board = chess.Board()
     clock = {chess.WHITE: 3.0, chess.BLACK: 3.0}
     increment = 0.03
+    lowest = dict(clock)
     while not board.is_game_over(claim_draw=True) and board.ply() < 300:
         limit = chess.engine.Limit(
             white_clock=clock[chess.WHITE], black_clock=clock[chess.BLACK],
             white_inc=increment, black_inc=increment)
+        side = board.turn
+        start = time.monotonic()
         result = engine.play(board, limit, ponder=True, info=chess.engine.INFO_ALL)
+        clock[side] -= time.monotonic() - start
+        assert clock[side] > 0, f"{chess.COLOR_NAMES[side]} lost on time at ply {board.ply()}"
+        lowest[side] = min(lowest[side], clock[side])
+        clock[side] += increment
         assert result.move in board.legal_moves, f"illegal move {result.move} in {board.fen()}"
         if result.ponder is not None:
             after = board.copy()
             after.push(result.move)
             assert result.ponder in after.legal_moves, f"illegal ponder move {result.ponder}"
         board.push(result.move)
-    print(f"clock game: {board.ply()} plies, {board.result(claim_draw=True)}")
-    assert board.ply() >= 10
+    outcome = board.outcome(claim_draw=True)
+    ending = outcome.termination.name if outcome else "300 plies"
+    print(f"clock game: {board.ply()} plies, {board.result(claim_draw=True)} ({ending}); "
+          f"lowest clocks {lowest[chess.WHITE]:.2f} s and {lowest[chess.BLACK]:.2f} s")
+    # Played to an end the rules define (or the ply cap), not abandoned early.
+    assert outcome is not None or board.ply() >= 300
+    assert board.ply() >= 40, f"the game ended after {board.ply()} plies ({ending})"
 
 
 def analyse_multipv(engine):
@@ -84,6 +98,7 @@ def play_chess960(engine):
         assert result.move in board.legal_moves, f"illegal 960 move {result.move}"
         board.push(result.move)
     print(f"chess960: {board.ply()} plies")
+    assert board.ply() == 40 or board.is_game_over(), board.ply()
 
 
 def main():
