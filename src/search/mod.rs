@@ -299,15 +299,22 @@ impl<'a> Thread<'a> {
     fn count_node(&mut self) {
         self.nodes += 1;
         self.shared.nodes[self.id].0.store(self.nodes, Relaxed);
-        if self.is_main() {
-            if let Some(limit) = self.shared.limits.nodes {
-                if self.shared.total_nodes() >= limit {
-                    self.shared.control.stop.store(true, Relaxed);
-                }
-            }
-            if self.nodes.is_multiple_of(1024) && self.completed_depth >= 1 && self.out_of_time() {
+        // Every thread watches the node limit, so that helpers running while the main
+        // thread waits for a core stop too: the main thread at every node, helpers every
+        // 64 (the sum reads every thread's counter).
+        if let Some(limit) = self.shared.limits.nodes {
+            if (self.is_main() || self.nodes.is_multiple_of(64))
+                && self.shared.total_nodes() >= limit
+            {
                 self.shared.control.stop.store(true, Relaxed);
             }
+        }
+        if self.is_main()
+            && self.nodes.is_multiple_of(1024)
+            && self.completed_depth >= 1
+            && self.out_of_time()
+        {
+            self.shared.control.stop.store(true, Relaxed);
         }
     }
 
@@ -427,9 +434,11 @@ impl<'a> Thread<'a> {
                 continue;
             }
             for i in 0..multipv {
-                report(&self.report(depth, i));
+                let line = self.report(depth, i);
+                // The count the GUI saw, not a later one: helpers may add nodes meanwhile.
+                self.reported_nodes = line.nodes;
+                report(&line);
             }
-            self.reported_nodes = self.shared.total_nodes();
 
             // Should another iteration start?
             let best = &self.root_moves[0];
