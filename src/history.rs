@@ -10,6 +10,8 @@
 
 use shakmaty::{CastlingSide, Color, Move, Piece};
 
+use crate::params;
+
 /// Bound of every history entry.
 pub const HISTORY_MAX: i32 = 16384;
 /// Number of (piece, square) contexts: 12 pieces × 64 squares.
@@ -19,7 +21,8 @@ pub const CONTEXTS: usize = 12 * 64;
 /// `depth`: deeper cutoffs say more.
 #[inline]
 pub fn bonus(depth: i32) -> i32 {
-    (300 * depth - 250).clamp(50, 1500)
+    let b = params::history_bonus_per_ply() * depth - params::history_bonus_offset();
+    b.clamp(50, params::history_bonus_max())
 }
 
 #[inline]

@@ -27,6 +27,7 @@ pub mod engine;
 pub mod history;
 pub mod movepick;
 pub mod nnue;
+pub mod params;
 pub mod perft;
 pub mod rng;
 pub mod search;

@@ -43,6 +43,10 @@ enum Command {
     Datagen(nue::datagen::DatagenArgs),
     /// Train a net on the CPU and export it in the Stockfish 12 format.
     Train(nue::train::TrainArgs),
+    /// Print the search and time parameters as OpenBench's SPSA input
+    /// (`name, int, value, min, max, c_end, r_end`); the engine tuned must be built with
+    /// `--features tune`, which makes each parameter a UCI option.
+    Spsa,
     /// Speak UCI (the same as running without a subcommand).
     Uci,
 }
@@ -69,5 +73,12 @@ fn run(cli: Cli) -> Result<()> {
         Some(Command::Eval { fen, net }) => nue::tools::eval(fen.as_deref(), net.as_deref()),
         Some(Command::Datagen(args)) => nue::datagen::run(&args).map(|_| ()),
         Some(Command::Train(args)) => nue::train::run(&args).map(|_| ()),
+        Some(Command::Spsa) => {
+            print!("{}", nue::params::spsa_input());
+            if !cfg!(feature = "tune") {
+                eprintln!("note: this build has no parameter options; build the engine to tune with `cargo build --release --features tune`");
+            }
+            Ok(())
+        }
     }
 }

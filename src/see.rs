@@ -13,13 +13,19 @@ use shakmaty::{
     Bitboard, Chess, Color, Move, Position, Role,
 };
 
-/// Exchange values in internal units, pawn to king (the king is never captured).
-pub const SEE_VALUE: [i32; 6] = [200, 650, 700, 1050, 2000, 0];
+use crate::params;
 
-/// The exchange value of a piece kind.
+/// The exchange value of a piece kind in internal units (the king is never captured).
 #[inline]
 pub fn value(role: Role) -> i32 {
-    SEE_VALUE[role as usize - 1]
+    match role {
+        Role::Pawn => params::see_pawn(),
+        Role::Knight => params::see_knight(),
+        Role::Bishop => params::see_bishop(),
+        Role::Rook => params::see_rook(),
+        Role::Queen => params::see_queen(),
+        Role::King => 0,
+    }
 }
 
 /// What a move wins at face value: the captured piece, plus the promotion piece in

@@ -9,6 +9,8 @@ use std::time::Duration;
 
 use shakmaty::{Color, Move};
 
+use crate::params;
+
 /// Everything a `go` command can ask for. Times in milliseconds.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Limits {
@@ -46,8 +48,6 @@ pub struct Budget {
     pub hard: Duration,
 }
 
-/// Moves assumed left in a game without `movestogo`.
-const SUDDEN_DEATH_MOVES: u64 = 25;
 /// Moves planned for at most, even when a control is far away.
 const MAX_MOVES_TO_GO: u64 = 50;
 /// Overheads' worth of clock that planning never touches. With only the overhead kept
@@ -67,13 +67,15 @@ impl Limits {
         let inc = self.inc[s].unwrap_or(0);
         let kept = overhead_ms.saturating_mul(1 + RESERVE_OVERHEADS);
         let available = left.saturating_sub(kept).max(1);
-        let moves = self.moves_to_go.map_or(SUDDEN_DEATH_MOVES, |m| m.clamp(1, MAX_MOVES_TO_GO));
+        let sudden_death = params::tm_moves_left() as u64;
+        let moves = self.moves_to_go.map_or(sudden_death, |m| m.clamp(1, MAX_MOVES_TO_GO));
         // The hard limit keeps a reserve: a quarter of the clock with several moves to
         // go, a tenth before the control.
         let hard_cap =
             if moves == 1 { available - available / 10 } else { available - available / 4 };
-        let ideal = (available / moves).saturating_add(inc / 4 * 3).min(hard_cap);
-        let hard = ideal.saturating_mul(4).min(hard_cap).max(1);
+        let inc_share = inc / 4 * params::tm_increment_quarters() as u64;
+        let ideal = (available / moves).saturating_add(inc_share).min(hard_cap);
+        let hard = ideal.saturating_mul(params::tm_hard_factor() as u64).min(hard_cap).max(1);
         let soft = ideal.clamp(1, hard);
         Some(Budget { soft: Duration::from_millis(soft), hard: Duration::from_millis(hard) })
     }
@@ -82,8 +84,17 @@ impl Limits {
 /// How far the soft limit is stretched after an iteration: more time when the best move
 /// just changed or the score fell, less when both have been steady.
 pub fn soft_scale(stable_iterations: u32, score_drop: i32) -> f64 {
-    let stability = [1.8, 1.35, 1.1, 0.95, 0.85, 0.75][stable_iterations.min(5) as usize];
-    let falling = (1.0 + f64::from(score_drop) / 400.0).clamp(0.85, 1.6);
+    let stability = [
+        params::tm_stability_0,
+        params::tm_stability_1,
+        params::tm_stability_2,
+        params::tm_stability_3,
+        params::tm_stability_4,
+        params::tm_stability_5,
+    ][stable_iterations.min(5) as usize]();
+    let stability = f64::from(stability) / 100.0;
+    let drop_divisor = f64::from(params::tm_score_drop_divisor());
+    let falling = (1.0 + f64::from(score_drop) / drop_divisor).clamp(0.85, 1.6);
     stability * falling
 }
 

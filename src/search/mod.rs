@@ -27,6 +27,7 @@ use crate::{
     history::{bonus, context, Histories},
     movepick::{is_noisy, MovePicker, OrderingHints},
     nnue::Network,
+    params,
     see::{face_gain, see_ge},
     time::{soft_scale, Budget},
     tt::{Hit, TranspositionTable},
@@ -39,21 +40,6 @@ use crate::{
 /// Static evaluations stay clear of the mate range.
 const EVAL_LIMIT: i32 = MATE_IN_MAX - 1;
 
-// Tunables (internal units, depths in plies). The values follow the proportions of
-// well-known engines, rescaled to a 208-unit pawn.
-const ASPIRATION_DELTA: i32 = 30;
-const RAZOR_MARGIN: i32 = 480;
-const RFP_MAX_DEPTH: i32 = 8;
-const RFP_MARGIN_PER_DEPTH: i32 = 180;
-const NMP_MIN_DEPTH: i32 = 3;
-const IIR_MIN_DEPTH: i32 = 4;
-const FUTILITY_BASE: i32 = 220;
-const FUTILITY_PER_DEPTH: i32 = 170;
-const SEE_QUIET_PER_DEPTH_SQ: i32 = 50;
-const SEE_NOISY_PER_DEPTH: i32 = 200;
-const SINGULAR_MIN_DEPTH: i32 = 7;
-const QS_FUTILITY_MARGIN: i32 = 300;
-const HISTORY_PRUNE_PER_DEPTH: i32 = 3000;
 /// Limit on double extensions along one line, so singular lines cannot explode.
 const MAX_DOUBLE_EXTENSIONS: u8 = 6;
 
@@ -183,29 +169,34 @@ impl Shared<'_> {
     }
 }
 
-/// Late move reductions by depth and move number: `0.8 + ln(d)·ln(m)/2.3`, in plies.
-fn lmr_table() -> &'static [[i32; 64]; 64] {
-    static TABLE: std::sync::OnceLock<[[i32; 64]; 64]> = std::sync::OnceLock::new();
-    TABLE.get_or_init(|| {
-        let mut t = [[0; 64]; 64];
-        for (d, row) in t.iter_mut().enumerate().skip(1) {
-            for (m, r) in row.iter_mut().enumerate().skip(1) {
-                *r = (0.8 + (d as f64).ln() * (m as f64).ln() / 2.3) as i32;
-            }
-        }
-        t
-    })
+/// Late move reductions by depth and move number, in plies:
+/// `base + ln(depth)·ln(move)/divisor` (see `params::lmr_base`).
+fn lmr_formula(depth: usize, moves: usize) -> i32 {
+    if depth == 0 || moves == 0 {
+        return 0;
+    }
+    let base = f64::from(params::lmr_base()) / 100.0;
+    let divisor = f64::from(params::lmr_divisor()) / 100.0;
+    (base + (depth as f64).ln() * (moves as f64).ln() / divisor) as i32
 }
 
+/// The reductions, looked up in a table built once (a tune build computes them each
+/// time, since its parameters change).
 #[inline]
 fn reduction(depth: i32, moves: usize) -> i32 {
-    lmr_table()[depth.clamp(0, 63) as usize][moves.min(63)]
+    let (depth, moves) = (depth.clamp(0, 63) as usize, moves.min(63));
+    if cfg!(feature = "tune") {
+        return lmr_formula(depth, moves);
+    }
+    static TABLE: OnceLock<[[i32; 64]; 64]> = OnceLock::new();
+    TABLE.get_or_init(|| std::array::from_fn(|d| std::array::from_fn(|m| lmr_formula(d, m))))[depth]
+        [moves]
 }
 
 /// Quiet moves searched before late move pruning skips the rest.
 #[inline]
 fn lmp_limit(depth: i32, improving: bool) -> usize {
-    ((3 + depth * depth) / (2 - i32::from(improving))) as usize
+    ((params::lmp_base() + depth * depth) / (2 - i32::from(improving))) as usize
 }
 
 /// Whether the side to move has a piece other than pawns and king (null-move guard:
@@ -494,7 +485,7 @@ impl<'a> Thread<'a> {
     /// around the previous score until the score falls inside.
     fn aspiration(&mut self, depth: i32, report: &mut dyn FnMut(&Report)) {
         let previous = self.root_moves[self.pv_index].previous;
-        let mut delta = ASPIRATION_DELTA;
+        let mut delta = params::aspiration_delta();
         let (mut alpha, mut beta) = if depth >= 4 && previous.abs() < MATE_IN_MAX {
             ((previous - delta).max(-INFINITE), (previous + delta).min(INFINITE))
         } else {
@@ -709,13 +700,13 @@ impl<'a> Thread<'a> {
 
         // 6. Internal iterative reduction: without a stored move this node was never
         //    searched, so its ordering is poor; search it shallower first.
-        if depth >= IIR_MIN_DEPTH && tt_move.is_none() && (PV || cut_node) {
+        if depth >= params::iir_min_depth() && tt_move.is_none() && (PV || cut_node) {
             depth -= 1;
         }
 
         if !PV && !in_check && excluded.is_none() {
             // 7. Razoring: far below alpha at low depth, only captures can save the node.
-            if depth <= 2 && eval + RAZOR_MARGIN * depth < alpha {
+            if depth <= 2 && eval + params::razor_margin() * depth < alpha {
                 let score = self.qsearch::<false>(alpha, alpha + 1);
                 if score <= alpha {
                     return score;
@@ -724,8 +715,8 @@ impl<'a> Thread<'a> {
 
             // 8. Reverse futility pruning: so far above beta that a shallow search will
             //    not fall below it.
-            if depth <= RFP_MAX_DEPTH
-                && eval - RFP_MARGIN_PER_DEPTH * (depth - i32::from(improving)) >= beta
+            if depth <= params::rfp_max_depth()
+                && eval - params::rfp_margin() * (depth - i32::from(improving)) >= beta
                 && eval < MATE_IN_MAX
             {
                 return (eval + beta) / 2;
@@ -734,14 +725,16 @@ impl<'a> Thread<'a> {
             // 9. Null-move pruning: if passing still holds beta, a real move will too. Not
             //    twice in a row, and not without pieces (zugzwang).
             let last_was_null = ply > 0 && self.stack[ply + STACK_OFFSET - 1].mv.is_none();
-            if depth >= NMP_MIN_DEPTH
+            if depth >= params::nmp_min_depth()
                 && eval >= beta
                 && static_eval >= beta
                 && !last_was_null
                 && beta > -MATE_IN_MAX
                 && has_pieces(self.board.pos())
             {
-                let r = 3 + depth / 3 + ((eval - beta) / 200).min(3);
+                let r = params::nmp_base()
+                    + depth / params::nmp_depth_divisor()
+                    + ((eval - beta) / params::nmp_eval_divisor()).min(3);
                 let frame = self.frame(ply);
                 frame.mv = None;
                 frame.ctx = None;
@@ -794,21 +787,26 @@ impl<'a> Thread<'a> {
                     // Futility pruning: a quiet move cannot lift a hopeless eval to alpha.
                     if !in_check
                         && lmr_depth <= 8
-                        && static_eval + FUTILITY_BASE + FUTILITY_PER_DEPTH * lmr_depth <= alpha
+                        && static_eval
+                            + params::futility_base()
+                            + params::futility_margin() * lmr_depth
+                            <= alpha
                     {
                         picker.skip_quiets();
                         continue;
                     }
                     // History pruning: moves that keep failing here are not worth a look.
-                    if lmr_depth <= 3 && history < -HISTORY_PRUNE_PER_DEPTH * depth {
+                    if lmr_depth <= 3 && history < -params::history_prune() * depth {
                         continue;
                     }
                     // SEE pruning: a quiet move that hangs material.
-                    if !see_ge(self.board.pos(), m, -SEE_QUIET_PER_DEPTH_SQ * lmr_depth * lmr_depth)
-                    {
+                    let margin = -params::see_quiet_margin() * lmr_depth * lmr_depth;
+                    if !see_ge(self.board.pos(), m, margin) {
                         continue;
                     }
-                } else if depth <= 8 && !see_ge(self.board.pos(), m, -SEE_NOISY_PER_DEPTH * depth) {
+                } else if depth <= 8
+                    && !see_ge(self.board.pos(), m, -params::see_noisy_margin() * depth)
+                {
                     // SEE pruning of captures that lose too much.
                     continue;
                 }
@@ -821,14 +819,14 @@ impl<'a> Thread<'a> {
             if ply < 2 * self.root_depth as usize {
                 if let Some(h) = hit.filter(|h| {
                     Some(m) == tt_move
-                        && depth >= SINGULAR_MIN_DEPTH
+                        && depth >= params::singular_min_depth()
                         && excluded.is_none()
                         && h.bound != Bound::Upper
                         && h.bound != Bound::None
                         && h.depth >= depth - 3
                         && h.score.abs() < MATE_IN_MAX
                 }) {
-                    let singular_beta = h.score - 2 * depth;
+                    let singular_beta = h.score - params::singular_margin() * depth;
                     self.frame(ply).excluded = Some(m);
                     let score = self.search::<false>(
                         singular_beta - 1,
@@ -843,7 +841,7 @@ impl<'a> Thread<'a> {
                     if score < singular_beta {
                         extension = 1;
                         if !PV
-                            && score < singular_beta - 40
+                            && score < singular_beta - params::double_ext_margin()
                             && double_extensions < MAX_DOUBLE_EXTENSIONS
                         {
                             extension = 2;
@@ -881,7 +879,7 @@ impl<'a> Thread<'a> {
                 r -= i32::from(gives_check);
                 r += i32::from(tt_capture && quiet);
                 r -= i32::from(improving);
-                r -= history / 8192;
+                r -= history / params::lmr_history_divisor();
                 let reduced = (new_depth - r.max(0)).clamp(1, new_depth.max(1));
                 score = -self.search::<false>(-alpha - 1, -alpha, reduced, true);
                 if score > alpha && reduced < new_depth {
@@ -937,7 +935,8 @@ impl<'a> Thread<'a> {
         // 15. Learn from a cutoff: reward the move that caused it, punish the ones tried
         //     before it.
         if let Some(best) = best_move.filter(|_| best_score >= beta) {
-            let b = bonus(depth + i32::from(best_score > beta + 150));
+            let b =
+                bonus(depth + i32::from(best_score > beta + params::history_bonus_extra_margin()));
             let hist = &mut self.data.hist;
             if !is_noisy(best) {
                 let frame = &mut self.stack[ply + STACK_OFFSET];
@@ -1031,7 +1030,7 @@ impl<'a> Thread<'a> {
         let hints =
             OrderingHints { tt_move: self.tt_move(hit), killers: [None; 2], prev: [None; 2] };
         let mut picker = MovePicker::new(self.board.pos(), hints, &self.data.hist, in_check);
-        let futility = static_eval + QS_FUTILITY_MARGIN;
+        let futility = static_eval + params::qs_futility_margin();
         let mut best_move = None;
         let mut moves_searched = 0;
         while let Some(m) = picker.next(self.board.pos(), &self.data.hist) {
@@ -1047,7 +1046,7 @@ impl<'a> Thread<'a> {
                         best_score = best_score.max(futility + gain);
                         continue;
                     }
-                } else if moves_searched >= 3 && !is_noisy(m) {
+                } else if moves_searched >= params::qs_evasions() && !is_noisy(m) {
                     // In check, once a few evasions were tried, the quiet rest can go.
                     continue;
                 }

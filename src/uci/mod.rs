@@ -173,7 +173,7 @@ impl Uci {
             "uci" => {
                 send(&format!("id name Nue {}", env!("CARGO_PKG_VERSION")));
                 send("id author the Nue developers");
-                for spec in &OPTIONS {
+                for spec in OPTIONS.iter().copied().chain(options::tunables()) {
                     send(&spec.to_string());
                 }
                 send("uciok");
@@ -236,6 +236,11 @@ impl Uci {
                 }
             }
             (Name::Ponder, _) => {}
+            (Name::Param(i), Value::Int(v)) => {
+                if let Err(e) = crate::params::set(i, v as i32) {
+                    send(&format!("info string {e}"));
+                }
+            }
             (name, value) => send(&format!("info string cannot apply {value:?} to {name:?}")),
         }
     }

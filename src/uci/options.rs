@@ -3,7 +3,10 @@
 
 use std::fmt;
 
-use crate::engine::{DEFAULT_HASH_MB, DEFAULT_MOVE_OVERHEAD_MS};
+use crate::{
+    engine::{DEFAULT_HASH_MB, DEFAULT_MOVE_OVERHEAD_MS},
+    params::{self, PARAMS},
+};
 
 /// The kind of an option, with its default and bounds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,6 +44,8 @@ pub enum Name {
     ShowWdl,
     /// Folder of Syzygy tablebases (not implemented yet).
     SyzygyPath,
+    /// A search or time parameter, by its index in `params::PARAMS` (tune builds only).
+    Param(usize),
 }
 
 /// One row of the table.
@@ -93,6 +98,21 @@ pub const OPTIONS: [Spec; 10] = [
     },
 ];
 
+/// The options of the search and time parameters: in a build with the `tune` feature
+/// every parameter, listed by `uci` after the table above; otherwise none.
+pub fn tunables() -> impl Iterator<Item = Spec> {
+    let listed = if cfg!(feature = "tune") { PARAMS.len() } else { 0 };
+    PARAMS.iter().enumerate().take(listed).map(|(i, p)| Spec {
+        name: Name::Param(i),
+        uci_name: p.name,
+        kind: Kind::Spin {
+            default: i64::from(params::get(i)),
+            min: i64::from(p.min),
+            max: i64::from(p.max),
+        },
+    })
+}
+
 /// A parsed option value.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Value {
@@ -142,6 +162,8 @@ pub fn parse(words: &[&str]) -> Result<Setting, String> {
     let value = words.get(split + 1..).map(|v| v.join(" "));
     let spec = OPTIONS
         .iter()
+        .copied()
+        .chain(tunables())
         .find(|s| s.uci_name.eq_ignore_ascii_case(&name))
         .ok_or_else(|| format!("unknown option '{name}'"))?;
     let need_value = || {
@@ -231,5 +253,24 @@ mod tests {
             lines.contains(&"option name Hash type spin default 16 min 1 max 1048576".to_string())
         );
         assert!(lines.contains(&"option name Clear Hash type button".to_string()));
+    }
+
+    #[cfg(not(feature = "tune"))]
+    #[test]
+    fn a_normal_build_offers_no_parameters() {
+        assert_eq!(tunables().count(), 0);
+        assert!(parse(&words("name rfp_margin value 150")).unwrap_err().contains("unknown option"));
+    }
+
+    #[cfg(feature = "tune")]
+    #[test]
+    fn a_tune_build_offers_every_parameter_in_its_range() {
+        assert_eq!(tunables().count(), PARAMS.len());
+        let i = params::find("rfp_margin").unwrap();
+        let line = tunables().nth(i).unwrap().to_string();
+        assert_eq!(line, "option name rfp_margin type spin default 180 min 80 max 300");
+        let s = parse(&words("name RFP_Margin value 150")).unwrap();
+        assert_eq!((s.name, s.value), (Name::Param(i), Value::Int(150)));
+        assert!(parse(&words("name rfp_margin value 301")).unwrap_err().contains("out of range"));
     }
 }
