@@ -12,7 +12,11 @@ use shakmaty::{fen::Fen, uci::UciMove, CastlingMode, Chess, Move, Position};
 use crate::{
     board::{key_of, Board},
     nnue::{default_net, default_network, simd::Simd, Network},
-    search::{Control, Outcome, PaddedCounter, Report, SearchLimits, Shared, Thread, ThreadData},
+    search::{
+        tablebase_score, Control, Outcome, PaddedCounter, Report, SearchLimits, Shared,
+        TablebaseProbing, Thread, ThreadData,
+    },
+    syzygy::Tablebases,
     time::Limits,
     tt::TranspositionTable,
 };
@@ -35,11 +39,24 @@ pub struct Settings {
     pub move_overhead: u64,
     /// Search threads.
     pub threads: usize,
+    /// Tablebases are probed in the search from this depth on (`SyzygyProbeDepth`).
+    pub syzygy_probe_depth: i32,
+    /// Positions with at most this many pieces are probed (`SyzygyProbeLimit`).
+    pub syzygy_probe_limit: usize,
+    /// Whether tablebase wins and losses respect the fifty-move rule (`Syzygy50MoveRule`).
+    pub syzygy_fifty_move_rule: bool,
 }
 
 impl Default for Settings {
     fn default() -> Self {
-        Settings { multipv: 1, move_overhead: DEFAULT_MOVE_OVERHEAD_MS, threads: 1 }
+        Settings {
+            multipv: 1,
+            move_overhead: DEFAULT_MOVE_OVERHEAD_MS,
+            threads: 1,
+            syzygy_probe_depth: 1,
+            syzygy_probe_limit: 7,
+            syzygy_fifty_move_rule: true,
+        }
     }
 }
 
@@ -50,6 +67,7 @@ pub struct Engine {
     net_name: String,
     simd: Simd,
     threads: Vec<ThreadData>,
+    tablebases: Option<Arc<Tablebases>>,
     pos: Chess,
     /// Keys of the positions before `pos`, oldest first.
     history: Vec<u64>,
@@ -66,6 +84,7 @@ impl Engine {
             net_name: default_net::NAME.to_string(),
             simd: Simd::detect(),
             threads: vec![ThreadData::default()],
+            tablebases: None,
             pos: Chess::default(),
             history: Vec::new(),
             settings: Settings::default(),
@@ -150,6 +169,22 @@ impl Engine {
         self.net_name = default_net::NAME.to_string();
     }
 
+    /// Opens the Syzygy tables of `paths` (folders separated by `:`, `;` on Windows);
+    /// an empty string closes them, and so does a path that fails to open.
+    pub fn set_syzygy_path(&mut self, paths: &str) -> Result<Option<&Tablebases>, String> {
+        self.tablebases = None;
+        if paths.trim().is_empty() {
+            return Ok(None);
+        }
+        self.tablebases = Some(Arc::new(Tablebases::open(paths)?));
+        Ok(self.tablebases.as_deref())
+    }
+
+    /// The Syzygy tables in use.
+    pub fn tablebases(&self) -> Option<&Tablebases> {
+        self.tablebases.as_deref()
+    }
+
     /// Name of the net in use (a file path, or the embedded net's name).
     pub fn net_name(&self) -> &str {
         &self.net_name
@@ -185,6 +220,31 @@ impl Engine {
         if !limits.search_moves.is_empty() {
             root_moves.retain(|m| limits.search_moves.contains(m));
         }
+        let tablebases = self.tablebases.as_deref().map(|tables| {
+            let mut probing = TablebaseProbing {
+                tables,
+                limit: self.settings.syzygy_probe_limit,
+                depth: self.settings.syzygy_probe_depth,
+                fifty_move_rule: self.settings.syzygy_fifty_move_rule,
+                root_hits: 0,
+                root_score: None,
+            };
+            // At a root the tables cover, search only the moves that keep the best
+            // result (and, when winning, make the fastest progress to it).
+            if tables.covers(&self.pos, probing.limit) {
+                if let Some(probe) = tables.root_moves(&self.pos, probing.fifty_move_rule) {
+                    probing.root_hits = probe.probes as u64;
+                    let kept: Vec<Move> =
+                        root_moves.iter().copied().filter(|m| probe.moves.contains(m)).collect();
+                    if !kept.is_empty() {
+                        root_moves = kept;
+                        let (score, _) = tablebase_score(probe.wdl, 0, probing.fifty_move_rule);
+                        probing.root_score = Some(score);
+                    }
+                }
+            }
+            probing
+        });
         self.tt.new_search();
         let search_limits = SearchLimits {
             budget: limits.budget(self.pos.turn(), self.settings.move_overhead),
@@ -201,6 +261,8 @@ impl Engine {
             limits: search_limits,
             nodes: (0..self.threads.len()).map(|_| PaddedCounter::default()).collect(),
             start,
+            tablebases,
+            tbhits: (0..self.threads.len()).map(|_| PaddedCounter::default()).collect(),
         };
         let board = Board::new(self.pos.clone(), &self.history, &self.net, self.simd);
         let (main_data, helper_data) = self.threads.split_first_mut().expect("one thread");
@@ -243,7 +305,8 @@ impl Engine {
             return Outcome { nodes, ..Outcome::default() };
         };
         let ponder = best.pv.get(1).copied().or_else(|| self.guess_reply(best.mv));
-        Outcome { best: Some(best.mv), ponder, score: best.score, depth, nodes }
+        let (score, _) = shared.root_verdict(best.score, best.bound);
+        Outcome { best: Some(best.mv), ponder, score, depth, nodes }
     }
 
     /// The stored best reply to `m`, if the table has one that is legal.

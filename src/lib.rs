@@ -32,6 +32,7 @@ pub mod perft;
 pub mod rng;
 pub mod search;
 pub mod see;
+pub mod syzygy;
 pub mod time;
 pub mod tools;
 pub mod train;

@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::Relaxed};
 
 use rayon::prelude::*;
 
-use crate::types::{score_from_tt, score_to_tt, Bound, PackedMove, MATE_IN_MAX, MAX_PLY};
+use crate::types::{is_decisive, score_from_tt, score_to_tt, Bound, PackedMove, MAX_PLY};
 
 /// What a probe found.
 #[derive(Clone, Copy, Debug)]
@@ -108,7 +108,7 @@ impl Hit {
             Bound::Exact => true,
             Bound::None => false,
         };
-        if tighter && self.score.abs() < MATE_IN_MAX {
+        if tighter && !is_decisive(self.score) {
             self.score
         } else {
             eval

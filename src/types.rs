@@ -13,6 +13,11 @@ pub const MATE: i32 = 32_000;
 pub const MATE_IN_MAX: i32 = MATE - 2 * MAX_PLY as i32;
 /// Larger than every score.
 pub const INFINITE: i32 = MATE + 1;
+/// Score of a tablebase win at the root; a win found `ply` plies below it scores
+/// `TB_WIN - ply`. Below every mate, above every evaluation.
+pub const TB_WIN: i32 = MATE_IN_MAX - 1;
+/// Scores beyond this (in absolute value) are tablebase wins or mates: decided games.
+pub const TB_WIN_IN_MAX: i32 = TB_WIN - MAX_PLY as i32;
 
 /// Score of being mated at `ply`.
 #[inline]
@@ -50,13 +55,19 @@ pub enum Bound {
     Exact = 3,
 }
 
-/// Converts a score from root-relative to node-relative before storing it: a mate found
-/// `ply` plies below the root is that much closer seen from the node.
+/// Whether `score` announces a decided game (a mate or a tablebase win), for either side.
+#[inline]
+pub fn is_decisive(score: i32) -> bool {
+    score.abs() >= TB_WIN_IN_MAX
+}
+
+/// Converts a score from root-relative to node-relative before storing it: a mate (or
+/// tablebase win) found `ply` plies below the root is that much closer seen from the node.
 #[inline]
 pub fn score_to_tt(score: i32, ply: usize) -> i32 {
-    if score >= MATE_IN_MAX {
+    if score >= TB_WIN_IN_MAX {
         score + ply as i32
-    } else if score <= -MATE_IN_MAX {
+    } else if score <= -TB_WIN_IN_MAX {
         score - ply as i32
     } else {
         score
@@ -66,9 +77,9 @@ pub fn score_to_tt(score: i32, ply: usize) -> i32 {
 /// Converts a stored node-relative score back to root-relative at `ply`.
 #[inline]
 pub fn score_from_tt(score: i32, ply: usize) -> i32 {
-    if score >= MATE_IN_MAX {
+    if score >= TB_WIN_IN_MAX {
         score - ply as i32
-    } else if score <= -MATE_IN_MAX {
+    } else if score <= -TB_WIN_IN_MAX {
         score + ply as i32
     } else {
         score

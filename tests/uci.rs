@@ -46,6 +46,9 @@ fn startup_lists_every_option_and_answers_isready() {
         "option name UCI_Chess960 type check default false",
         "option name UCI_ShowWDL type check default false",
         "option name SyzygyPath type string default",
+        "option name SyzygyProbeDepth type spin default 1 min 1 max 100",
+        "option name SyzygyProbeLimit type spin default 7 min 0 max 7",
+        "option name Syzygy50MoveRule type check default true",
     ] {
         assert!(lines.iter().any(|l| l.starts_with(option)), "missing '{option}' in {lines:?}");
     }
@@ -67,8 +70,14 @@ fn every_option_can_be_set() {
         ("setoption name EvalFile value <default>", None),
         ("setoption name UCI_Chess960 value false", None),
         ("setoption name UCI_ShowWDL value true", Some("not implemented yet")),
-        ("setoption name SyzygyPath value /nonexistent/tb", Some("not implemented yet")),
+        (
+            "setoption name SyzygyPath value /nonexistent/tb",
+            Some("is not a folder; tablebases are off"),
+        ),
         ("setoption name SyzygyPath value <empty>", None),
+        ("setoption name SyzygyProbeDepth value 4", None),
+        ("setoption name SyzygyProbeLimit value 5", None),
+        ("setoption name Syzygy50MoveRule value false", None),
     ] {
         let lines = e.ask(command);
         match answer {

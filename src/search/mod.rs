@@ -20,6 +20,7 @@ use std::{
 
 use arrayvec::ArrayVec;
 use shakmaty::{Chess, Move, Position};
+use shakmaty_syzygy::Wdl;
 
 use self::stack::{Frame, PvTable};
 use crate::{
@@ -29,16 +30,17 @@ use crate::{
     nnue::Network,
     params,
     see::{face_gain, see_ge},
+    syzygy::Tablebases,
     time::{soft_scale, Budget},
     tt::{Hit, TranspositionTable},
     types::{
         mated_in, Bound, PackedMove, DEPTH_QS, DEPTH_UNSEARCHED, INFINITE, MATE, MATE_IN_MAX,
-        MAX_PLY,
+        MAX_PLY, TB_WIN, TB_WIN_IN_MAX,
     },
 };
 
-/// Static evaluations stay clear of the mate range.
-const EVAL_LIMIT: i32 = MATE_IN_MAX - 1;
+/// Static evaluations stay clear of the tablebase and mate range.
+const EVAL_LIMIT: i32 = TB_WIN_IN_MAX - 1;
 
 /// Limit on double extensions along one line, so singular lines cannot explode.
 const MAX_DOUBLE_EXTENSIONS: u8 = 6;
@@ -79,6 +81,8 @@ pub struct Report {
     pub elapsed: Duration,
     /// Permille of the hash table filled.
     pub hashfull: usize,
+    /// Tablebase probes so far.
+    pub tbhits: u64,
     /// The line.
     pub pv: Vec<Move>,
 }
@@ -150,6 +154,43 @@ pub struct Shared<'a> {
     pub nodes: Vec<PaddedCounter>,
     /// When the search started.
     pub start: Instant,
+    /// Endgame tablebases, and how to probe them.
+    pub tablebases: Option<TablebaseProbing<'a>>,
+    /// Tablebase probes per thread, published as the threads go.
+    pub tbhits: Vec<PaddedCounter>,
+}
+
+/// Endgame tablebases as the search probes them.
+#[derive(Clone, Copy, Debug)]
+pub struct TablebaseProbing<'a> {
+    /// The tables.
+    pub tables: &'a Tablebases,
+    /// Positions with at most this many pieces are probed.
+    pub limit: usize,
+    /// ... at this depth or deeper (or with fewer pieces than `limit`).
+    pub depth: i32,
+    /// Whether wins and losses that the fifty-move rule spoils count as draws.
+    pub fifty_move_rule: bool,
+    /// Probes made at the root before the search.
+    pub root_hits: u64,
+    /// The root's score from the tables (side to move), shown for lines without a mate.
+    pub root_score: Option<i32>,
+}
+
+/// The score of a tablebase result at `ply` for the side to move, and what it bounds:
+/// a win is worth at least `TB_WIN - ply` (a mate may be better), a loss at most its
+/// negation, a draw exactly 0. With the fifty-move rule on, the wins and losses it
+/// spoils are draws, a point off 0 so that the side that may still win prefers them.
+pub fn tablebase_score(wdl: Wdl, ply: usize, fifty_move_rule: bool) -> (i32, Bound) {
+    let win = TB_WIN - ply as i32;
+    match wdl {
+        Wdl::Win => (win, Bound::Lower),
+        Wdl::CursedWin if !fifty_move_rule => (win, Bound::Lower),
+        Wdl::CursedWin => (1, Bound::Exact),
+        Wdl::Draw => (0, Bound::Exact),
+        Wdl::BlessedLoss if fifty_move_rule => (-1, Bound::Exact),
+        Wdl::BlessedLoss | Wdl::Loss => (-win, Bound::Upper),
+    }
 }
 
 /// A node counter on its own cache line, so threads do not slow each other down.
@@ -161,6 +202,21 @@ impl Shared<'_> {
     /// Nodes searched so far by every thread.
     pub fn total_nodes(&self) -> u64 {
         self.nodes.iter().map(|n| n.0.load(Relaxed)).sum()
+    }
+
+    /// The score to show for a root move: at a root the tables decide, their verdict,
+    /// unless the search sees a mate.
+    pub fn root_verdict(&self, score: i32, bound: Bound) -> (i32, Bound) {
+        match self.tablebases.and_then(|tb| tb.root_score) {
+            Some(tb) if score.abs() < MATE_IN_MAX => (tb, Bound::Exact),
+            _ => (score, bound),
+        }
+    }
+
+    /// Tablebase probes so far, at the root and by every thread.
+    pub fn total_tbhits(&self) -> u64 {
+        let root = self.tablebases.map_or(0, |tb| tb.root_hits);
+        root + self.tbhits.iter().map(|n| n.0.load(Relaxed)).sum::<u64>()
     }
 
     /// Time on the clock: since the search started, or since `ponderhit` after a ponder.
@@ -224,6 +280,7 @@ pub struct Thread<'a> {
     /// Root moves of this thread, best first after each iteration.
     pub root_moves: Vec<RootMove>,
     nodes: u64,
+    tbhits: u64,
     seldepth: usize,
     root_depth: i32,
     pv_index: usize,
@@ -266,6 +323,7 @@ impl<'a> Thread<'a> {
                 })
                 .collect(),
             nodes: 0,
+            tbhits: 0,
             seldepth: 0,
             root_depth: 0,
             pv_index: 0,
@@ -368,6 +426,24 @@ impl<'a> Thread<'a> {
     }
 
     /// The stored move of a probe, if it has one.
+    /// The tables' score and bound for the node at `ply`, probed only right after a
+    /// capture or a pawn move (where the stored result is exact), with few enough pieces,
+    /// and deep enough in the tree (see `SyzygyProbeDepth`).
+    fn probe_wdl(&mut self, tb: &TablebaseProbing, ply: usize, depth: i32) -> Option<(i32, Bound)> {
+        let pos = self.board.pos();
+        if ply == 0 || pos.halfmoves() != 0 || !tb.tables.covers(pos, tb.limit) {
+            return None;
+        }
+        let pieces = pos.board().occupied().count();
+        if depth < tb.depth && pieces >= tb.limit.min(tb.tables.max_pieces()) {
+            return None;
+        }
+        let wdl = tb.tables.wdl_after_zeroing(pos)?;
+        self.tbhits += 1;
+        self.shared.tbhits[self.id].0.store(self.tbhits, Relaxed);
+        Some(tablebase_score(wdl, ply, tb.fifty_move_rule))
+    }
+
     fn tt_move(&self, hit: Option<Hit>) -> Option<PackedMove> {
         hit.and_then(|h| h.mv.some())
     }
@@ -486,7 +562,7 @@ impl<'a> Thread<'a> {
     fn aspiration(&mut self, depth: i32, report: &mut dyn FnMut(&Report)) {
         let previous = self.root_moves[self.pv_index].previous;
         let mut delta = params::aspiration_delta();
-        let (mut alpha, mut beta) = if depth >= 4 && previous.abs() < MATE_IN_MAX {
+        let (mut alpha, mut beta) = if depth >= 4 && previous.abs() < TB_WIN_IN_MAX {
             ((previous - delta).max(-INFINITE), (previous + delta).min(INFINITE))
         } else {
             (-INFINITE, INFINITE)
@@ -527,6 +603,7 @@ impl<'a> Thread<'a> {
         let rm = &self.root_moves[index];
         let (score, bound) =
             if rm.score == -INFINITE { (rm.previous, Bound::Exact) } else { (rm.score, rm.bound) };
+        let (score, bound) = self.shared.root_verdict(score, bound);
         Report {
             depth,
             seldepth: rm.seldepth.max(self.seldepth).max(depth as usize),
@@ -536,6 +613,7 @@ impl<'a> Thread<'a> {
             nodes: self.shared.total_nodes(),
             elapsed: self.shared.start.elapsed(),
             hashfull: self.shared.tt.hashfull(),
+            tbhits: self.shared.total_tbhits(),
             pv: rm.pv.clone(),
         }
     }
@@ -658,6 +736,38 @@ impl<'a> Thread<'a> {
                 return h.score;
             }
         }
+        // 4b. Endgame tablebases, right after a capture or a pawn move: the exact result
+        //     ends the node when it decides the window; at a PV node a win bounds the
+        //     score from below and a loss from above.
+        let mut max_score = INFINITE;
+        let mut tb_floor = -INFINITE;
+        if let Some(tb) = self.shared.tablebases.filter(|_| excluded.is_none()) {
+            if let Some((score, bound)) = self.probe_wdl(&tb, ply, depth) {
+                if bound == Bound::Exact
+                    || (bound == Bound::Lower && score >= beta)
+                    || (bound == Bound::Upper && score <= alpha)
+                {
+                    let stored_depth = (depth + 6).min(MAX_PLY as i32 - 1);
+                    self.shared.tt.store(
+                        key,
+                        ply,
+                        PackedMove::NONE,
+                        score,
+                        -INFINITE,
+                        stored_depth,
+                        bound,
+                        tt_pv,
+                    );
+                    return score;
+                }
+                if PV && bound == Bound::Lower {
+                    tb_floor = score;
+                    alpha = alpha.max(score);
+                } else if PV {
+                    max_score = score;
+                }
+            }
+        }
         let tt_capture = tt_move.is_some_and(|m| {
             self.board.pos().board().by_color(!self.board.turn()).contains(m.to())
         });
@@ -717,7 +827,7 @@ impl<'a> Thread<'a> {
             //    not fall below it.
             if depth <= params::rfp_max_depth()
                 && eval - params::rfp_margin() * (depth - i32::from(improving)) >= beta
-                && eval < MATE_IN_MAX
+                && eval < TB_WIN_IN_MAX
             {
                 return (eval + beta) / 2;
             }
@@ -729,7 +839,7 @@ impl<'a> Thread<'a> {
                 && eval >= beta
                 && static_eval >= beta
                 && !last_was_null
-                && beta > -MATE_IN_MAX
+                && beta > -TB_WIN_IN_MAX
                 && has_pieces(self.board.pos())
             {
                 let r = params::nmp_base()
@@ -745,7 +855,7 @@ impl<'a> Thread<'a> {
                     return 0;
                 }
                 if score >= beta {
-                    return if score >= MATE_IN_MAX { beta } else { score };
+                    return if score >= TB_WIN_IN_MAX { beta } else { score };
                 }
             }
         }
@@ -756,7 +866,7 @@ impl<'a> Thread<'a> {
         let mut picker = MovePicker::new(self.board.pos(), hints, &self.data.hist, true);
         let tt_move = picker.tt_move();
         let turn = self.board.turn();
-        let mut best_score = -INFINITE;
+        let mut best_score = tb_floor;
         let mut best_move = None;
         let mut moves_searched = 0usize;
         let mut quiets_tried: ArrayVec<Move, 64> = ArrayVec::new();
@@ -776,7 +886,7 @@ impl<'a> Thread<'a> {
             };
 
             // 11. Shallow-depth pruning, once a move has been found that does not lose.
-            if best_score > -MATE_IN_MAX && may_prune {
+            if best_score > -TB_WIN_IN_MAX && may_prune {
                 let lmr_depth = (depth - 1 - reduction(depth, moves_searched)).max(0);
                 if quiet {
                     // Late move pruning: late quiet moves at low depth rarely matter.
@@ -824,7 +934,7 @@ impl<'a> Thread<'a> {
                         && h.bound != Bound::Upper
                         && h.bound != Bound::None
                         && h.depth >= depth - 3
-                        && h.score.abs() < MATE_IN_MAX
+                        && h.score.abs() < TB_WIN_IN_MAX
                 }) {
                     let singular_beta = h.score - params::singular_margin() * depth;
                     self.frame(ply).excluded = Some(m);
@@ -956,7 +1066,10 @@ impl<'a> Thread<'a> {
             }
         }
 
-        // 16. Store the result.
+        // 16. Store the result (within what the tables allow).
+        if PV {
+            best_score = best_score.min(max_score);
+        }
         if excluded.is_none() {
             let bound = if best_score >= beta {
                 Bound::Lower
@@ -1034,7 +1147,7 @@ impl<'a> Thread<'a> {
         let mut best_move = None;
         let mut moves_searched = 0;
         while let Some(m) = picker.next(self.board.pos(), &self.data.hist) {
-            if best_score > -MATE_IN_MAX {
+            if best_score > -TB_WIN_IN_MAX {
                 if !in_check {
                     // Losing captures cannot raise the score of a quiet position.
                     if !see_ge(self.board.pos(), m, 0) {

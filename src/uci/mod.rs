@@ -63,13 +63,14 @@ pub fn format_report(r: &Report, mode: CastlingMode) -> String {
     };
     let pv: Vec<String> = r.pv.iter().map(|m| m.to_uci(mode).to_string()).collect();
     format!(
-        "info depth {} seldepth {} multipv {} score {}{bound} nodes {}{nps} hashfull {} time {ms} pv {}",
+        "info depth {} seldepth {} multipv {} score {}{bound} nodes {}{nps} hashfull {} tbhits {} time {ms} pv {}",
         r.depth,
         r.seldepth,
         r.multipv,
         format_score(r.score),
         r.nodes,
         r.hashfull,
+        r.tbhits,
         pv.join(" ")
     )
 }
@@ -230,10 +231,23 @@ impl Uci {
                     send("info string UCI_ShowWDL: win/draw/loss output is not implemented yet; scores stay in centipawns");
                 }
             }
-            (Name::SyzygyPath, Value::Text(path)) => {
-                if !path.is_empty() {
-                    send("info string SyzygyPath: tablebase probing is not implemented yet; the path is ignored");
-                }
+            (Name::SyzygyPath, Value::Text(path)) => match engine.set_syzygy_path(&path) {
+                Ok(Some(tb)) => send(&format!(
+                    "info string found {} Syzygy table files, up to {} pieces",
+                    tb.files(),
+                    tb.max_pieces()
+                )),
+                Ok(None) => {}
+                Err(e) => send(&format!("info string SyzygyPath: {e}; tablebases are off")),
+            },
+            (Name::SyzygyProbeDepth, Value::Int(d)) => {
+                engine.settings.syzygy_probe_depth = d as i32
+            }
+            (Name::SyzygyProbeLimit, Value::Int(n)) => {
+                engine.settings.syzygy_probe_limit = n as usize
+            }
+            (Name::Syzygy50MoveRule, Value::Bool(on)) => {
+                engine.settings.syzygy_fifty_move_rule = on
             }
             (Name::Ponder, _) => {}
             (Name::Param(i), Value::Int(v)) => {

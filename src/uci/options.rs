@@ -42,8 +42,14 @@ pub enum Name {
     Chess960,
     /// Win/draw/loss statistics in `info` (not implemented yet).
     ShowWdl,
-    /// Folder of Syzygy tablebases (not implemented yet).
+    /// Folders of Syzygy tablebases.
     SyzygyPath,
+    /// Shallowest depth at which the search probes the tables.
+    SyzygyProbeDepth,
+    /// Most pieces of a probed position.
+    SyzygyProbeLimit,
+    /// Whether the tables' wins respect the fifty-move rule.
+    Syzygy50MoveRule,
     /// A search or time parameter, by its index in `params::PARAMS` (tune builds only).
     Param(usize),
 }
@@ -65,7 +71,7 @@ pub const MAX_HASH_MB: i64 = 1 << 20;
 pub const MAX_THREADS: i64 = 1024;
 
 /// The option table, in the order `uci` lists it.
-pub const OPTIONS: [Spec; 10] = [
+pub const OPTIONS: [Spec; 13] = [
     Spec {
         name: Name::Hash,
         uci_name: "Hash",
@@ -95,6 +101,21 @@ pub const OPTIONS: [Spec; 10] = [
         name: Name::SyzygyPath,
         uci_name: "SyzygyPath",
         kind: Kind::Text { default: "<empty>" },
+    },
+    Spec {
+        name: Name::SyzygyProbeDepth,
+        uci_name: "SyzygyProbeDepth",
+        kind: Kind::Spin { default: 1, min: 1, max: 100 },
+    },
+    Spec {
+        name: Name::SyzygyProbeLimit,
+        uci_name: "SyzygyProbeLimit",
+        kind: Kind::Spin { default: 7, min: 0, max: 7 },
+    },
+    Spec {
+        name: Name::Syzygy50MoveRule,
+        uci_name: "Syzygy50MoveRule",
+        kind: Kind::Check { default: true },
     },
 ];
 
