@@ -5,7 +5,7 @@ use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use nue::{
-    bench::POSITIONS, engine::parse_position, engine::Engine, perft::perft, search::Control,
+    api::Control, bench::POSITIONS, engine::parse_position, engine::Engine, perft::perft,
     time::Limits,
 };
 use shakmaty::{CastlingMode, Chess};

@@ -8,8 +8,8 @@ use anyhow::Result;
 use shakmaty::CastlingMode;
 
 use crate::{
+    api::Control,
     engine::{parse_position, Engine},
-    search::Control,
     time::Limits,
 };
 

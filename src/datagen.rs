@@ -34,13 +34,13 @@ use indicatif::{ProgressBar, ProgressStyle};
 use shakmaty::{fen::Fen, uci::UciMove, CastlingMode, Chess, Color, EnPassantMode, Move, Position};
 
 use crate::{
+    api::Control,
     board::key_of,
     book,
     chain::{count_games, ChainWriter, Game, Ply},
     engine::{Engine, SEARCH_STACK_BYTES},
     nnue::internal_to_cp,
     rng::Rng,
-    search::Control,
     time::Limits,
     types::is_mate,
 };

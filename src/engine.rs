@@ -10,12 +10,10 @@ use anyhow::Result;
 use shakmaty::{fen::Fen, uci::UciMove, CastlingMode, Chess, Move, Position};
 
 use crate::{
+    api::{Control, Outcome, Report, SearchLimits},
     board::{key_of, Board},
     nnue::{default_net, default_network, simd::Simd, Network},
-    search::{
-        tablebase_score, Control, Outcome, PaddedCounter, Report, SearchLimits, Shared,
-        TablebaseProbing, Thread, ThreadData,
-    },
+    search::{tablebase_score, PaddedCounter, Shared, TablebaseProbing, Thread, ThreadData},
     syzygy::Tablebases,
     time::Limits,
     tt::TranspositionTable,

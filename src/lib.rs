@@ -18,6 +18,7 @@
 //! - [`rng`]: the seedable generator behind shuffling and training.
 #![deny(clippy::undocumented_unsafe_blocks)]
 
+pub mod api;
 pub mod bench;
 pub mod board;
 pub mod book;

@@ -5,8 +5,8 @@
 mod common;
 
 use nue::{
+    api::{Control, Outcome},
     engine::{parse_move, Engine},
-    search::{Control, Outcome},
     time::Limits,
     types::MATE_IN_MAX,
 };

@@ -6,8 +6,8 @@ mod common;
 use std::time::Duration;
 
 use nue::{
+    api::Control,
     engine::Engine,
-    search::Control,
     syzygy::Tablebases,
     time::Limits,
     types::{MATE_IN_MAX, TB_WIN_IN_MAX},

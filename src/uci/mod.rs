@@ -24,7 +24,7 @@ use self::options::{Name, Value, OPTIONS};
 use crate::{
     engine::{parse_move, parse_position, Engine, DEFAULT_HASH_MB, SEARCH_STACK_BYTES},
     nnue::{internal_to_cp, PAWN_VALUE},
-    search::{Control, Report},
+    api::{Control, Report},
     time::Limits,
     types::{Bound, MATE, MATE_IN_MAX},
 };

@@ -1,0 +1,247 @@
+//! Iterative deepening: one iteration after another, each within an aspiration window
+//! around the last score, the root's move loop, and the reports a GUI sees.
+
+use std::{sync::atomic::Ordering::Acquire, time::Duration};
+
+use shakmaty::Position;
+
+use super::{node::reduction, stack::Frame, Thread};
+use crate::{
+    api::Report,
+    movepick::is_noisy,
+    params,
+    time::soft_scale,
+    types::{Bound, INFINITE, MATE, MAX_PLY, TB_WIN_IN_MAX},
+};
+
+impl Thread<'_> {
+    // ------------------------------------------------------------------------------------
+    // Iterative deepening
+    // ------------------------------------------------------------------------------------
+
+    /// Searches deeper and deeper until a limit or `stop`. The main thread (id 0) reports
+    /// through `report` and decides when to stop; helper threads just search.
+    pub fn iterate(&mut self, report: &mut dyn FnMut(&Report)) {
+        let limits = self.shared.limits.clone();
+        let max_depth = limits.depth.unwrap_or(MAX_PLY as i32 - 1).clamp(1, MAX_PLY as i32 - 1);
+        let multipv = limits.multipv.clamp(1, self.root_moves.len().max(1));
+        let mut stable_iterations = 0u32;
+        let mut last_best = None;
+        let mut last_score = 0;
+        if self.root_moves.is_empty() {
+            return;
+        }
+        // Helper threads start one ply deeper every other thread, so the threads are
+        // spread over two depths instead of racing through the same one.
+        let first_depth = 1 + (self.id % 2) as i32;
+        for depth in first_depth..=max_depth {
+            self.root_depth = depth;
+            for rm in &mut self.root_moves {
+                rm.previous = rm.score;
+            }
+            for pv_index in 0..multipv {
+                self.pv_index = pv_index;
+                self.seldepth = 0;
+                self.aspiration(depth, report);
+                if self.should_stop() {
+                    break;
+                }
+                // Keep the lines found so far in order.
+                self.root_moves[..=pv_index].sort_by_key(|rm| -rm.score);
+            }
+            if self.should_stop() {
+                break;
+            }
+            self.completed_depth = depth;
+            if !self.is_main() {
+                continue;
+            }
+            for i in 0..multipv {
+                let line = self.report(depth, i);
+                // The count the GUI saw, not a later one: helpers may add nodes meanwhile.
+                self.reported_nodes = line.nodes;
+                report(&line);
+            }
+
+            // Should another iteration start?
+            let best = &self.root_moves[0];
+            if let Some(mate) = limits.mate {
+                if best.score >= MATE - 2 * mate as i32 {
+                    break;
+                }
+            }
+            if limits.soft_nodes.is_some_and(|n| self.shared.total_nodes() >= n) {
+                break;
+            }
+            if last_best == Some(best.mv) {
+                stable_iterations += 1;
+            } else {
+                stable_iterations = 0;
+            }
+            last_best = Some(best.mv);
+            let drop = if depth > 1 { last_score - best.score } else { 0 };
+            last_score = best.score;
+            if let Some(budget) = limits.budget {
+                if !self.shared.control.pondering.load(Acquire) {
+                    // A mate seen with room to spare will not get shorter: move.
+                    let mate_plies = MATE - best.score.abs();
+                    if mate_plies <= MAX_PLY as i32 && depth >= 2 * mate_plies + 4 {
+                        break;
+                    }
+                    let mut soft = budget.soft.as_secs_f64() * soft_scale(stable_iterations, drop);
+                    if self.root_moves.len() == 1 {
+                        soft *= 0.1; // one legal move: answer quickly
+                    }
+                    if self.shared.clock().as_secs_f64() >= soft {
+                        break;
+                    }
+                }
+            }
+        }
+    }
+
+    /// After the search has stopped: one more report when the last is out of date (the
+    /// search went on after it), so that the last lines a GUI sees show the moves to be
+    /// played, their lines, and the final node count.
+    pub fn report_final(&self, report: &mut dyn FnMut(&Report)) {
+        if self.completed_depth == 0 || self.reported_nodes == self.shared.total_nodes() {
+            return;
+        }
+        let multipv = self.shared.limits.multipv.clamp(1, self.root_moves.len().max(1));
+        for i in 0..multipv {
+            report(&self.report(self.completed_depth, i));
+        }
+    }
+
+    /// One iteration for the current MultiPV line, re-searched with a widening window
+    /// around the previous score until the score falls inside.
+    fn aspiration(&mut self, depth: i32, report: &mut dyn FnMut(&Report)) {
+        let previous = self.root_moves[self.pv_index].previous;
+        let mut delta = params::aspiration_delta();
+        let (mut alpha, mut beta) = if depth >= 4 && previous.abs() < TB_WIN_IN_MAX {
+            ((previous - delta).max(-INFINITE), (previous + delta).min(INFINITE))
+        } else {
+            (-INFINITE, INFINITE)
+        };
+        loop {
+            let score = self.search_root(alpha, beta, depth);
+            self.root_moves[self.pv_index..].sort_by_key(|rm| -rm.score);
+            if self.should_stop() {
+                return;
+            }
+            let bound = if score <= alpha {
+                Bound::Upper
+            } else if score >= beta {
+                Bound::Lower
+            } else {
+                Bound::Exact
+            };
+            if bound == Bound::Exact {
+                return;
+            }
+            // Show long failing searches, so a GUI sees the score move.
+            if self.is_main() && self.shared.start.elapsed() > Duration::from_secs(3) {
+                let mut r = self.report(depth, self.pv_index);
+                r.bound = bound;
+                report(&r);
+            }
+            if bound == Bound::Upper {
+                beta = (alpha + beta) / 2;
+                alpha = (score - delta).max(-INFINITE);
+            } else {
+                beta = (score + delta).min(INFINITE);
+            }
+            delta += delta / 2;
+        }
+    }
+
+    fn report(&self, depth: i32, index: usize) -> Report {
+        let rm = &self.root_moves[index];
+        let (score, bound) =
+            if rm.score == -INFINITE { (rm.previous, Bound::Exact) } else { (rm.score, rm.bound) };
+        let (score, bound) = self.shared.root_verdict(score, bound);
+        Report {
+            depth,
+            seldepth: rm.seldepth.max(self.seldepth).max(depth as usize),
+            multipv: index + 1,
+            score,
+            bound,
+            nodes: self.shared.total_nodes(),
+            elapsed: self.shared.start.elapsed(),
+            hashfull: self.shared.tt.hashfull(),
+            tbhits: self.shared.total_tbhits(),
+            pv: rm.pv.clone(),
+        }
+    }
+
+    /// The root: every root move from the current MultiPV index on, the first with the
+    /// full window, the others with a null window (and a reduction when late and quiet)
+    /// and a full re-search when they beat alpha.
+    fn search_root(&mut self, mut alpha: i32, beta: i32, depth: i32) -> i32 {
+        if self.should_stop() {
+            return alpha;
+        }
+        let mut best = -INFINITE;
+        self.count_node();
+        let in_check = self.board.pos().is_check();
+        let static_eval = if in_check { -INFINITE } else { self.board.evaluate(self.shared.net) };
+        *self.frame(0) = Frame { static_eval, ..Frame::default() };
+        self.frame(1).killers = [None; 2];
+        self.frame(2).killers = [None; 2];
+        let alpha_start = alpha;
+        for i in self.pv_index..self.root_moves.len() {
+            let m = self.root_moves[i].mv;
+            self.make(m, 0);
+            self.pv.clear(1);
+            let gives_check = self.board.pos().is_check();
+            let new_depth = depth - 1 + i32::from(gives_check);
+            let quiet = !is_noisy(m);
+            let first = i == self.pv_index;
+            let mut score = -INFINITE;
+            if !first {
+                let r = if depth >= 3 && quiet && i - self.pv_index >= 3 {
+                    (reduction(depth, i - self.pv_index) - 1).max(0)
+                } else {
+                    0
+                };
+                score = -self.search::<false>(-alpha - 1, -alpha, new_depth - r, true);
+                if score > alpha && r > 0 {
+                    score = -self.search::<false>(-alpha - 1, -alpha, new_depth, true);
+                }
+            }
+            if first || score > alpha {
+                score = -self.search::<true>(-beta, -alpha, new_depth, false);
+            }
+            self.board.unmake();
+            if self.should_stop() {
+                return best.max(alpha_start);
+            }
+            let seldepth = self.seldepth;
+            let rm = &mut self.root_moves[i];
+            if first || score > alpha {
+                rm.score = score;
+                rm.seldepth = seldepth;
+                rm.bound = if score >= beta {
+                    Bound::Lower
+                } else if score <= alpha_start {
+                    Bound::Upper
+                } else {
+                    Bound::Exact
+                };
+                rm.pv.clear();
+                rm.pv.push(m);
+                rm.pv.extend_from_slice(self.pv.line(1));
+            } else {
+                rm.score = -INFINITE;
+            }
+            best = best.max(score);
+            if score > alpha {
+                alpha = score;
+                if score >= beta {
+                    break;
+                }
+            }
+        }
+        best
+    }
+}

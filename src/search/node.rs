@@ -1,0 +1,587 @@
+//! The node search: a principal variation search with its pruning, reductions and
+//! extensions, the tablebase probe, and the quiescence search below it. The steps of a
+//! node are numbered in [`Thread::search`]; each names the idea and why it pays.
+
+use std::sync::{atomic::Ordering::Relaxed, OnceLock};
+
+use arrayvec::ArrayVec;
+use shakmaty::{Chess, Move, Position};
+
+use super::{tablebase_score, TablebaseProbing, Thread, STACK_OFFSET};
+use crate::{
+    history::bonus,
+    movepick::{is_noisy, MovePicker, OrderingHints},
+    params,
+    see::{face_gain, see_ge},
+    types::{
+        mated_in, Bound, PackedMove, DEPTH_QS, DEPTH_UNSEARCHED, INFINITE, MAX_PLY, TB_WIN_IN_MAX,
+    },
+};
+
+/// Static evaluations stay clear of the tablebase and mate range.
+const EVAL_LIMIT: i32 = TB_WIN_IN_MAX - 1;
+
+/// Limit on double extensions along one line, so singular lines cannot explode.
+const MAX_DOUBLE_EXTENSIONS: u8 = 6;
+
+/// Late move reductions by depth and move number, in plies:
+/// `base + ln(depth)·ln(move)/divisor` (see `params::lmr_base`).
+fn lmr_formula(depth: usize, moves: usize) -> i32 {
+    if depth == 0 || moves == 0 {
+        return 0;
+    }
+    let base = f64::from(params::lmr_base()) / 100.0;
+    let divisor = f64::from(params::lmr_divisor()) / 100.0;
+    (base + (depth as f64).ln() * (moves as f64).ln() / divisor) as i32
+}
+
+/// The reductions, looked up in a table built once (a tune build computes them each
+/// time, since its parameters change).
+#[inline]
+pub(super) fn reduction(depth: i32, moves: usize) -> i32 {
+    let (depth, moves) = (depth.clamp(0, 63) as usize, moves.min(63));
+    if cfg!(feature = "tune") {
+        return lmr_formula(depth, moves);
+    }
+    static TABLE: OnceLock<[[i32; 64]; 64]> = OnceLock::new();
+    TABLE.get_or_init(|| std::array::from_fn(|d| std::array::from_fn(|m| lmr_formula(d, m))))[depth]
+        [moves]
+}
+
+/// Quiet moves searched before late move pruning skips the rest.
+#[inline]
+fn lmp_limit(depth: i32, improving: bool) -> usize {
+    ((params::lmp_base() + depth * depth) / (2 - i32::from(improving))) as usize
+}
+
+/// Whether the side to move has a piece other than pawns and king (null-move guard:
+/// zugzwang is common in pawn endings).
+fn has_pieces(pos: &Chess) -> bool {
+    let b = pos.board();
+    (b.by_color(pos.turn()) & !b.pawns() & !b.kings()).any()
+}
+
+impl Thread<'_> {
+    /// The tables' score and bound for the node at `ply`, probed only right after a
+    /// capture or a pawn move (where the stored result is exact), with few enough pieces,
+    /// and deep enough in the tree (see `SyzygyProbeDepth`).
+    fn probe_wdl(&mut self, tb: &TablebaseProbing, ply: usize, depth: i32) -> Option<(i32, Bound)> {
+        let pos = self.board.pos();
+        if ply == 0 || pos.halfmoves() != 0 || !tb.tables.covers(pos, tb.limit) {
+            return None;
+        }
+        let pieces = pos.board().occupied().count();
+        if depth < tb.depth && pieces >= tb.limit.min(tb.tables.max_pieces()) {
+            return None;
+        }
+        let wdl = tb.tables.wdl_after_zeroing(pos)?;
+        self.tbhits += 1;
+        self.shared.tbhits[self.id].0.store(self.tbhits, Relaxed);
+        Some(tablebase_score(wdl, ply, tb.fifty_move_rule))
+    }
+
+    // ------------------------------------------------------------------------------------
+    // Alpha-beta
+    // ------------------------------------------------------------------------------------
+
+    /// Principal variation search below the root. `PV` nodes have an open window
+    /// (`beta - alpha > 1`); the others are null-window probes, expected to fail high
+    /// (`cut_node`) or low.
+    pub(super) fn search<const PV: bool>(
+        &mut self,
+        mut alpha: i32,
+        mut beta: i32,
+        mut depth: i32,
+        cut_node: bool,
+    ) -> i32 {
+        let ply = self.board.ply();
+
+        // 1. Leaves go to the quiescence search.
+        if depth <= 0 {
+            return self.qsearch::<PV>(alpha, beta);
+        }
+        // 2. Draws by repetition or the fifty-move rule, and the ply limit.
+        let in_check = self.board.pos().is_check();
+        if let Some(score) = self.enter::<PV>(ply, in_check) {
+            return score;
+        }
+
+        // 3. Mate distance pruning: no line from here can beat a mate already found
+        //    closer to the root.
+        alpha = alpha.max(mated_in(ply));
+        beta = beta.min(-mated_in(ply + 1));
+        if alpha >= beta {
+            return alpha;
+        }
+
+        // 4. Transposition table. A deep enough stored bound ends a non-PV node at once.
+        //    The singular search (an excluded move) must not use or overwrite the entry of
+        //    the full node.
+        let excluded = self.frame(ply).excluded;
+        let key = self.board.key();
+        let hit = if excluded.is_none() { self.shared.tt.probe(key, ply) } else { None };
+        let tt_move = self.tt_move(hit);
+        let tt_pv = PV || hit.is_some_and(|h| h.pv);
+        if let Some(h) = hit {
+            if !PV && h.depth >= depth && h.cuts(alpha, beta) && self.board.pos().halfmoves() < 90 {
+                return h.score;
+            }
+        }
+        // 4b. Endgame tablebases, right after a capture or a pawn move: the exact result
+        //     ends the node when it decides the window; at a PV node a win bounds the
+        //     score from below and a loss from above.
+        let mut max_score = INFINITE;
+        let mut tb_floor = -INFINITE;
+        if let Some(tb) = self.shared.tablebases.filter(|_| excluded.is_none()) {
+            if let Some((score, bound)) = self.probe_wdl(&tb, ply, depth) {
+                if bound == Bound::Exact
+                    || (bound == Bound::Lower && score >= beta)
+                    || (bound == Bound::Upper && score <= alpha)
+                {
+                    let stored_depth = (depth + 6).min(MAX_PLY as i32 - 1);
+                    self.shared.tt.store(
+                        key,
+                        ply,
+                        PackedMove::NONE,
+                        score,
+                        -INFINITE,
+                        stored_depth,
+                        bound,
+                        tt_pv,
+                    );
+                    return score;
+                }
+                if PV && bound == Bound::Lower {
+                    tb_floor = score;
+                    alpha = alpha.max(score);
+                } else if PV {
+                    max_score = score;
+                }
+            }
+        }
+        let tt_capture = tt_move.is_some_and(|m| {
+            self.board.pos().board().by_color(!self.board.turn()).contains(m.to())
+        });
+
+        // 5. Static evaluation, sharpened by a stored bound when one is tighter. A node is
+        //    "improving" when its eval beats that of two plies ago: pruning can then be
+        //    bolder, since the side to move is doing better.
+        let static_eval = if in_check {
+            -INFINITE
+        } else if excluded.is_some() {
+            self.frame(ply).static_eval
+        } else if let Some(h) = hit.filter(|h| h.eval.abs() < EVAL_LIMIT) {
+            h.eval
+        } else {
+            let e = self.board.evaluate(self.shared.net).clamp(-EVAL_LIMIT, EVAL_LIMIT);
+            if hit.is_none() {
+                self.shared.tt.store(
+                    key,
+                    ply,
+                    PackedMove::NONE,
+                    0,
+                    e,
+                    DEPTH_UNSEARCHED,
+                    Bound::None,
+                    tt_pv,
+                );
+            }
+            e
+        };
+        let eval = hit.filter(|_| !in_check).map_or(static_eval, |h| h.refine(static_eval));
+        let improving = !in_check && {
+            let two_back = self.stack[ply + STACK_OFFSET - 2].static_eval;
+            ply >= 2 && static_eval > two_back
+        };
+        self.frame(ply).static_eval = static_eval;
+        self.frame(ply + 2).killers = [None; 2];
+        let double_extensions =
+            if ply > 0 { self.stack[ply + STACK_OFFSET - 1].double_ext } else { 0 };
+        self.frame(ply).double_ext = double_extensions;
+
+        // 6. Internal iterative reduction: without a stored move this node was never
+        //    searched, so its ordering is poor; search it shallower first.
+        if depth >= params::iir_min_depth() && tt_move.is_none() && (PV || cut_node) {
+            depth -= 1;
+        }
+
+        if !PV && !in_check && excluded.is_none() {
+            // 7. Razoring: far below alpha at low depth, only captures can save the node.
+            if depth <= 2 && eval + params::razor_margin() * depth < alpha {
+                let score = self.qsearch::<false>(alpha, alpha + 1);
+                if score <= alpha {
+                    return score;
+                }
+            }
+
+            // 8. Reverse futility pruning: so far above beta that a shallow search will
+            //    not fall below it.
+            if depth <= params::rfp_max_depth()
+                && eval - params::rfp_margin() * (depth - i32::from(improving)) >= beta
+                && eval < TB_WIN_IN_MAX
+            {
+                return (eval + beta) / 2;
+            }
+
+            // 9. Null-move pruning: if passing still holds beta, a real move will too. Not
+            //    twice in a row, and not without pieces (zugzwang).
+            let last_was_null = ply > 0 && self.stack[ply + STACK_OFFSET - 1].mv.is_none();
+            if depth >= params::nmp_min_depth()
+                && eval >= beta
+                && static_eval >= beta
+                && !last_was_null
+                && beta > -TB_WIN_IN_MAX
+                && has_pieces(self.board.pos())
+            {
+                let r = params::nmp_base()
+                    + depth / params::nmp_depth_divisor()
+                    + ((eval - beta) / params::nmp_eval_divisor()).min(3);
+                let frame = self.frame(ply);
+                frame.mv = None;
+                frame.ctx = None;
+                self.board.make_null();
+                let score = -self.search::<false>(-beta, -beta + 1, depth - r, !cut_node);
+                self.board.unmake();
+                if self.should_stop() {
+                    return 0;
+                }
+                if score >= beta {
+                    return if score >= TB_WIN_IN_MAX { beta } else { score };
+                }
+            }
+        }
+
+        // 10. The move loop.
+        let prev = self.prev_contexts(ply);
+        let hints = OrderingHints { tt_move, killers: self.frame(ply).killers, prev };
+        let mut picker = MovePicker::new(self.board.pos(), hints, &self.data.hist, true);
+        let tt_move = picker.tt_move();
+        let turn = self.board.turn();
+        let mut best_score = tb_floor;
+        let mut best_move = None;
+        let mut moves_searched = 0usize;
+        let mut quiets_tried: ArrayVec<Move, 64> = ArrayVec::new();
+        let mut noisy_tried: ArrayVec<Move, 32> = ArrayVec::new();
+        let original_alpha = alpha;
+        let may_prune = has_pieces(self.board.pos());
+
+        while let Some(m) = picker.next(self.board.pos(), &self.data.hist) {
+            if Some(m) == excluded {
+                continue;
+            }
+            let quiet = !is_noisy(m);
+            let history = if quiet {
+                self.data.hist.quiet_score(turn, m, prev)
+            } else {
+                self.data.hist.capture(turn, m)
+            };
+
+            // 11. Shallow-depth pruning, once a move has been found that does not lose.
+            if best_score > -TB_WIN_IN_MAX && may_prune {
+                let lmr_depth = (depth - 1 - reduction(depth, moves_searched)).max(0);
+                if quiet {
+                    // Late move pruning: late quiet moves at low depth rarely matter.
+                    if moves_searched >= lmp_limit(depth, improving) {
+                        picker.skip_quiets();
+                        continue;
+                    }
+                    // Futility pruning: a quiet move cannot lift a hopeless eval to alpha.
+                    if !in_check
+                        && lmr_depth <= 8
+                        && static_eval
+                            + params::futility_base()
+                            + params::futility_margin() * lmr_depth
+                            <= alpha
+                    {
+                        picker.skip_quiets();
+                        continue;
+                    }
+                    // History pruning: moves that keep failing here are not worth a look.
+                    if lmr_depth <= 3 && history < -params::history_prune() * depth {
+                        continue;
+                    }
+                    // SEE pruning: a quiet move that hangs material.
+                    let margin = -params::see_quiet_margin() * lmr_depth * lmr_depth;
+                    if !see_ge(self.board.pos(), m, margin) {
+                        continue;
+                    }
+                } else if depth <= 8
+                    && !see_ge(self.board.pos(), m, -params::see_noisy_margin() * depth)
+                {
+                    // SEE pruning of captures that lose too much.
+                    continue;
+                }
+            }
+
+            // 12. Extensions. Singular: when the stored move is the only good one (every
+            //     other move fails well below its score), it deserves a deeper look; when
+            //     even without it the node beats beta, the node is cut (multi-cut).
+            let mut extension = 0;
+            if ply < 2 * self.root_depth as usize {
+                if let Some(h) = hit.filter(|h| {
+                    Some(m) == tt_move
+                        && depth >= params::singular_min_depth()
+                        && excluded.is_none()
+                        && h.bound != Bound::Upper
+                        && h.bound != Bound::None
+                        && h.depth >= depth - 3
+                        && h.score.abs() < TB_WIN_IN_MAX
+                }) {
+                    let singular_beta = h.score - params::singular_margin() * depth;
+                    self.frame(ply).excluded = Some(m);
+                    let score = self.search::<false>(
+                        singular_beta - 1,
+                        singular_beta,
+                        (depth - 1) / 2,
+                        cut_node,
+                    );
+                    self.frame(ply).excluded = None;
+                    if self.should_stop() {
+                        return 0;
+                    }
+                    if score < singular_beta {
+                        extension = 1;
+                        if !PV
+                            && score < singular_beta - params::double_ext_margin()
+                            && double_extensions < MAX_DOUBLE_EXTENSIONS
+                        {
+                            extension = 2;
+                            self.frame(ply).double_ext = double_extensions + 1;
+                        }
+                    } else if singular_beta >= beta {
+                        return singular_beta;
+                    } else if h.score >= beta {
+                        extension = -1;
+                    }
+                }
+            }
+
+            self.make(m, ply);
+            if PV {
+                // A child searched only with a null window leaves no line of its own; an
+                // older sibling's must not be taken for it.
+                self.pv.clear(ply + 1);
+            }
+            let gives_check = self.board.pos().is_check();
+            // Check extension: a check must be answered, so the line stays forcing.
+            if gives_check && extension == 0 && ply < 2 * self.root_depth as usize {
+                extension = 1;
+            }
+            let new_depth = depth - 1 + extension;
+
+            // 13. Late move reductions: moves late in the order are searched shallower
+            //     with a null window, and again at full depth only if they beat alpha.
+            let mut score;
+            if depth >= 2 && moves_searched > usize::from(PV) && (quiet || !tt_pv) {
+                let mut r = reduction(depth, moves_searched);
+                r += i32::from(!PV);
+                r -= i32::from(tt_pv);
+                r += i32::from(cut_node);
+                r -= i32::from(gives_check);
+                r += i32::from(tt_capture && quiet);
+                r -= i32::from(improving);
+                r -= history / params::lmr_history_divisor();
+                let reduced = (new_depth - r.max(0)).clamp(1, new_depth.max(1));
+                score = -self.search::<false>(-alpha - 1, -alpha, reduced, true);
+                if score > alpha && reduced < new_depth {
+                    score = -self.search::<false>(-alpha - 1, -alpha, new_depth, !cut_node);
+                }
+            } else if !PV || moves_searched > 0 {
+                score = -self.search::<false>(-alpha - 1, -alpha, new_depth, !cut_node);
+            } else {
+                score = -INFINITE;
+            }
+            // PVS: the first move of a PV node, and any later move that lands inside the
+            // window, gets the full window.
+            if PV && (moves_searched == 0 || (score > alpha && score < beta)) {
+                score = -self.search::<true>(-beta, -alpha, new_depth, false);
+            }
+            self.board.unmake();
+            moves_searched += 1;
+            if self.should_stop() {
+                return 0;
+            }
+
+            if score > best_score {
+                best_score = score;
+                if score > alpha {
+                    best_move = Some(m);
+                    if PV {
+                        self.pv.update(ply, m);
+                    }
+                    if score >= beta {
+                        break;
+                    }
+                    alpha = score;
+                }
+            }
+            if Some(m) != best_move {
+                if quiet {
+                    let _ = quiets_tried.try_push(m);
+                } else {
+                    let _ = noisy_tried.try_push(m);
+                }
+            }
+        }
+
+        // 14. No legal move: checkmate or stalemate (or, in a singular search, only the
+        //     excluded move).
+        if moves_searched == 0 {
+            if excluded.is_some() {
+                return alpha;
+            }
+            return if in_check { mated_in(ply) } else { 0 };
+        }
+
+        // 15. Learn from a cutoff: reward the move that caused it, punish the ones tried
+        //     before it.
+        if let Some(best) = best_move.filter(|_| best_score >= beta) {
+            let b =
+                bonus(depth + i32::from(best_score > beta + params::history_bonus_extra_margin()));
+            let hist = &mut self.data.hist;
+            if !is_noisy(best) {
+                let frame = &mut self.stack[ply + STACK_OFFSET];
+                if frame.killers[0] != Some(best) {
+                    frame.killers = [Some(best), frame.killers[0]];
+                }
+                hist.set_counter(prev[0], best);
+                hist.update_quiet(turn, best, prev, b);
+                for &q in &quiets_tried {
+                    hist.update_quiet(turn, q, prev, -b);
+                }
+            } else {
+                hist.update_capture(turn, best, b);
+            }
+            for &n in &noisy_tried {
+                hist.update_capture(turn, n, -b);
+            }
+        }
+
+        // 16. Store the result (within what the tables allow).
+        if PV {
+            best_score = best_score.min(max_score);
+        }
+        if excluded.is_none() {
+            let bound = if best_score >= beta {
+                Bound::Lower
+            } else if PV && best_score > original_alpha {
+                Bound::Exact
+            } else {
+                Bound::Upper
+            };
+            let mv = best_move.map_or(PackedMove::NONE, PackedMove::of);
+            self.shared.tt.store(key, ply, mv, best_score, static_eval, depth, bound, tt_pv);
+        }
+        best_score
+    }
+
+    // ------------------------------------------------------------------------------------
+    // Quiescence
+    // ------------------------------------------------------------------------------------
+
+    /// Searches captures (all moves when in check) until the position is quiet, so that
+    /// no leaf is evaluated in the middle of an exchange. The side to move may "stand
+    /// pat" on its static evaluation instead of capturing.
+    pub(super) fn qsearch<const PV: bool>(&mut self, mut alpha: i32, beta: i32) -> i32 {
+        let ply = self.board.ply();
+        let in_check = self.board.pos().is_check();
+        if let Some(score) = self.enter::<PV>(ply, in_check) {
+            return score;
+        }
+
+        let key = self.board.key();
+        let hit = self.shared.tt.probe(key, ply);
+        if let Some(h) = hit.filter(|_| !PV) {
+            if h.cuts(alpha, beta) {
+                return h.score;
+            }
+        }
+        let tt_pv = PV || hit.is_some_and(|h| h.pv);
+
+        // Stand pat.
+        let static_eval;
+        let mut best_score;
+        if in_check {
+            static_eval = -INFINITE;
+            best_score = -INFINITE;
+        } else {
+            static_eval = match hit.filter(|h| h.eval.abs() < EVAL_LIMIT) {
+                Some(h) => h.eval,
+                None => self.board.evaluate(self.shared.net).clamp(-EVAL_LIMIT, EVAL_LIMIT),
+            };
+            best_score = static_eval;
+            if let Some(h) = hit {
+                best_score = h.refine(best_score);
+            }
+            if best_score >= beta {
+                if hit.is_none() {
+                    self.shared.tt.store(
+                        key,
+                        ply,
+                        PackedMove::NONE,
+                        best_score,
+                        static_eval,
+                        DEPTH_QS,
+                        Bound::Lower,
+                        false,
+                    );
+                }
+                return best_score;
+            }
+            alpha = alpha.max(best_score);
+        }
+
+        let hints =
+            OrderingHints { tt_move: self.tt_move(hit), killers: [None; 2], prev: [None; 2] };
+        let mut picker = MovePicker::new(self.board.pos(), hints, &self.data.hist, in_check);
+        let futility = static_eval + params::qs_futility_margin();
+        let mut best_move = None;
+        let mut moves_searched = 0;
+        while let Some(m) = picker.next(self.board.pos(), &self.data.hist) {
+            if best_score > -TB_WIN_IN_MAX {
+                if !in_check {
+                    // Losing captures cannot raise the score of a quiet position.
+                    if !see_ge(self.board.pos(), m, 0) {
+                        continue;
+                    }
+                    // Delta pruning: even winning the victim for free stays below alpha.
+                    let gain = face_gain(m);
+                    if futility + gain <= alpha && !m.is_promotion() {
+                        best_score = best_score.max(futility + gain);
+                        continue;
+                    }
+                } else if moves_searched >= params::qs_evasions() && !is_noisy(m) {
+                    // In check, once a few evasions were tried, the quiet rest can go.
+                    continue;
+                }
+            }
+            self.make(m, ply);
+            let score = -self.qsearch::<PV>(-beta, -alpha);
+            self.board.unmake();
+            moves_searched += 1;
+            if self.should_stop() {
+                return 0;
+            }
+            if score > best_score {
+                best_score = score;
+                if score > alpha {
+                    best_move = Some(m);
+                    if PV {
+                        self.pv.update(ply, m);
+                    }
+                    if score >= beta {
+                        break;
+                    }
+                    alpha = score;
+                }
+            }
+        }
+        if in_check && moves_searched == 0 && picker.legal_count() == 0 {
+            return mated_in(ply);
+        }
+        let bound = if best_score >= beta { Bound::Lower } else { Bound::Upper };
+        let mv = best_move.map_or(PackedMove::NONE, PackedMove::of);
+        self.shared.tt.store(key, ply, mv, best_score, static_eval, DEPTH_QS, bound, tt_pv);
+        best_score
+    }
+}
