@@ -40,3 +40,4 @@ pub mod train;
 pub mod tt;
 pub mod types;
 pub mod uci;
+pub mod wdl;

@@ -43,6 +43,8 @@ enum Command {
     Datagen(nue::datagen::DatagenArgs),
     /// Train a net on the CPU and export it in the Stockfish 12 format.
     Train(nue::train::TrainArgs),
+    /// Fit the win/draw/loss model of `UCI_ShowWDL` to the training data's results.
+    WdlFit(nue::wdl::FitArgs),
     /// Print the search and time parameters as OpenBench's SPSA input
     /// (`name, int, value, min, max, c_end, r_end`); the engine tuned must be built with
     /// `--features tune`, which makes each parameter a UCI option.
@@ -73,6 +75,7 @@ fn run(cli: Cli) -> Result<()> {
         Some(Command::Eval { fen, net }) => nue::tools::eval(fen.as_deref(), net.as_deref()),
         Some(Command::Datagen(args)) => nue::datagen::run(&args).map(|_| ()),
         Some(Command::Train(args)) => nue::train::run(&args).map(|_| ()),
+        Some(Command::WdlFit(args)) => nue::wdl::run_fit(&args).map(|_| ()),
         Some(Command::Spsa) => {
             print!("{}", nue::params::spsa_input());
             if !cfg!(feature = "tune") {

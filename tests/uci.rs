@@ -69,7 +69,7 @@ fn every_option_can_be_set() {
         ("setoption name Move Overhead value 30", None),
         ("setoption name EvalFile value <default>", None),
         ("setoption name UCI_Chess960 value false", None),
-        ("setoption name UCI_ShowWDL value true", Some("not implemented yet")),
+        ("setoption name UCI_ShowWDL value true", None),
         (
             "setoption name SyzygyPath value /nonexistent/tb",
             Some("is not a folder; tablebases are off"),
@@ -573,4 +573,34 @@ fn searches_stopped_by_a_node_limit_leave_legal_lines() {
             e.go(&format!("go nodes {nodes}"), 20 * SECOND);
         }
     }
+}
+
+#[test]
+fn win_draw_loss_follows_every_score_when_asked() {
+    let _lock = common::untimed();
+    let mut e = started();
+    e.ask("position fen r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3");
+    let lines = e.go("go depth 6", 20 * SECOND);
+    assert!(!lines.iter().any(|l| l.contains(" wdl ")), "{lines:?}");
+    e.ask("setoption name UCI_ShowWDL value true");
+    let lines = e.go("go depth 6", 20 * SECOND);
+    let scored: Vec<&String> = lines.iter().filter(|l| l.contains(" score ")).collect();
+    assert!(!scored.is_empty());
+    for line in scored {
+        // `score cp N [bound] wdl W D L`, the three summing to 1000, a win likelier than a
+        // loss for the side ahead.
+        let words: Vec<&str> = line.split(' ').collect();
+        let at = words.iter().position(|&w| w == "wdl").unwrap_or_else(|| panic!("{line}"));
+        let wdl: Vec<u32> = words[at + 1..at + 4].iter().map(|w| w.parse().unwrap()).collect();
+        assert_eq!(wdl.iter().sum::<u32>(), 1000, "{line}");
+        let cp: i32 = words[words.iter().position(|&w| w == "cp").unwrap() + 1].parse().unwrap();
+        if cp.abs() > 20 {
+            assert_eq!(wdl[0] > wdl[2], cp > 0, "{line}");
+        }
+    }
+    // A mate is certain.
+    e.ask("position fen 3k4/8/3K4/8/8/8/8/7R w - - 0 1");
+    let lines = e.go("go depth 4", 20 * SECOND);
+    let last = last_info(&lines, "score").unwrap();
+    assert!(last.starts_with("mate 1 wdl 1000 0 0 "), "{last}");
 }

@@ -22,9 +22,9 @@ use shakmaty::{fen::Fen, CastlingMode, Chess, Color, EnPassantMode, Position};
 
 use self::options::{Name, Value, OPTIONS};
 use crate::{
+    api::{Control, Report},
     engine::{parse_move, parse_position, Engine, DEFAULT_HASH_MB, SEARCH_STACK_BYTES},
     nnue::{internal_to_cp, PAWN_VALUE},
-    api::{Control, Report},
     time::Limits,
     types::{Bound, MATE, MATE_IN_MAX},
 };
@@ -47,8 +47,9 @@ pub fn format_score(score: i32) -> String {
     }
 }
 
-/// Formats a search report as an `info` line.
-pub fn format_report(r: &Report, mode: CastlingMode) -> String {
+/// Formats a search report as an `info` line; with `wdl` (the root's material, for
+/// `UCI_ShowWDL`), the score is followed by the model's win/draw/loss per mille.
+pub fn format_report(r: &Report, mode: CastlingMode, wdl: Option<u32>) -> String {
     let ms = r.elapsed.as_millis();
     // Nodes per second only once a millisecond has passed: before, it means nothing.
     let nps = if ms > 0 {
@@ -61,9 +62,16 @@ pub fn format_report(r: &Report, mode: CastlingMode) -> String {
         Bound::Upper => " upperbound",
         _ => "",
     };
+    let wdl = match wdl {
+        Some(material) => {
+            let [w, d, l] = crate::wdl::FITTED.per_mille(r.score, material);
+            format!(" wdl {w} {d} {l}")
+        }
+        None => String::new(),
+    };
     let pv: Vec<String> = r.pv.iter().map(|m| m.to_uci(mode).to_string()).collect();
     format!(
-        "info depth {} seldepth {} multipv {} score {}{bound} nodes {}{nps} hashfull {} tbhits {} time {ms} pv {}",
+        "info depth {} seldepth {} multipv {} score {}{bound}{wdl} nodes {}{nps} hashfull {} tbhits {} time {ms} pv {}",
         r.depth,
         r.seldepth,
         r.multipv,
@@ -85,6 +93,7 @@ pub struct Uci {
     /// handing the engine back, and a new command need not stop anything.
     answered: Arc<AtomicBool>,
     chess960: bool,
+    show_wdl: bool,
 }
 
 /// Runs the UCI loop until `quit` or the end of input.
@@ -125,6 +134,7 @@ impl Uci {
             control: Arc::default(),
             answered: Arc::default(),
             chess960: false,
+            show_wdl: false,
         })
     }
 
@@ -226,11 +236,7 @@ impl Uci {
                 }
             }
             (Name::Chess960, Value::Bool(on)) => self.chess960 = on,
-            (Name::ShowWdl, Value::Bool(on)) => {
-                if on {
-                    send("info string UCI_ShowWDL: win/draw/loss output is not implemented yet; scores stay in centipawns");
-                }
-            }
+            (Name::ShowWdl, Value::Bool(on)) => self.show_wdl = on,
             (Name::SyzygyPath, Value::Text(path)) => match engine.set_syzygy_path(&path) {
                 Ok(Some(tb)) => send(&format!(
                     "info string found {} Syzygy table files, up to {} pieces",
@@ -311,6 +317,7 @@ impl Uci {
             return;
         }
         let limits = parse_go(args, engine.position());
+        let wdl = self.show_wdl.then(|| crate::wdl::material(self.engine().position()));
         let mut engine = self.engine.take().expect("engine() returned it");
         self.control = Arc::new(Control::default());
         self.control.pondering.store(limits.ponder, Relaxed);
@@ -321,7 +328,8 @@ impl Uci {
             .name("search".into())
             .stack_size(SEARCH_STACK_BYTES)
             .spawn(move || {
-                let outcome = engine.go(&limits, &control, &mut |r| send(&format_report(r, mode)));
+                let outcome =
+                    engine.go(&limits, &control, &mut |r| send(&format_report(r, mode, wdl)));
                 // Before the bestmove goes out: a command that answers it must find the
                 // search over.
                 answered.store(true, Relaxed);

@@ -89,6 +89,23 @@ def find_mate(engine):
     assert info["score"].relative == chess.engine.Mate(2), info["score"]
 
 
+def win_draw_loss_and_tablebases(engine, tables):
+    """lichess-bot's defaults: UCI_ShowWDL on and a SyzygyPath. python-chess parses the
+    wdl field into the info it returns, and the score of a tablebase win shows."""
+    engine.configure({"UCI_ShowWDL": True, "SyzygyPath": tables})
+    board = chess.Board("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3")
+    info = engine.analyse(board, chess.engine.Limit(depth=8))
+    wdl = info["wdl"].relative
+    assert wdl.total() == 1000 and wdl.wins > 0 and wdl.losses > 0, wdl
+    board = chess.Board("8/8/3k4/8/8/8/8/R3K3 w - - 0 1")
+    info = engine.analyse(board, chess.engine.Limit(depth=8))
+    assert info["wdl"].relative.wins == 1000, info
+    assert info["score"].relative.score() > 10000 and info.get("tbhits", 0) > 0, info
+    engine.configure({"UCI_ShowWDL": False, "SyzygyPath": ""})
+    info = engine.analyse(board, chess.engine.Limit(depth=4))
+    assert "wdl" not in info and info.get("tbhits", 0) == 0, info
+
+
 def play_chess960(engine):
     board = chess.Board.from_chess960_pos(518 - 1)  # not the standard setup
     for _ in range(40):
@@ -109,6 +126,7 @@ def main():
         play_clock_game(engine)
         analyse_multipv(engine)
         find_mate(engine)
+        win_draw_loss_and_tablebases(engine, sys.argv[2])
         play_chess960(engine)
     print("python-chess: ok")
 
