@@ -148,7 +148,9 @@ impl TranspositionTable {
         buckets
             .try_reserve_exact(count)
             .map_err(|_| anyhow::anyhow!("cannot allocate a {megabytes} MB hash table"))?;
-        buckets.resize_with(count, Bucket::default);
+        // Every page is touched here, once: in parallel, since a table of gigabytes
+        // takes seconds to fault in on one core.
+        buckets.par_extend((0..count).into_par_iter().map(|_| Bucket::default()));
         Ok(TranspositionTable { buckets, age: AtomicU8::new(0) })
     }
 
