@@ -31,14 +31,14 @@ use std::{
 
 use anyhow::{bail, ensure, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
-use shakmaty::{fen::Fen, uci::UciMove, CastlingMode, Chess, Color, EnPassantMode, Move, Position};
+use shakmaty::{fen::Fen, CastlingMode, Chess, Color, EnPassantMode, Move, Position};
 
 use crate::{
     api::Control,
     board::key_of,
     book,
     chain::{count_games, ChainWriter, Game, Ply},
-    engine::{Engine, SEARCH_STACK_BYTES},
+    engine::{parse_move, Engine, SEARCH_STACK_BYTES},
     nnue::internal_to_cp,
     rng::Rng,
     time::Limits,
@@ -294,17 +294,13 @@ impl Player for UciPlayer {
                 Some("info") => score = parse_info_score(&line).or(score),
                 Some("bestmove") => {
                     let text = words.next().unwrap_or("(none)");
-                    let mv = text
-                        .parse::<UciMove>()
-                        .ok()
-                        .and_then(|u| u.to_move(pos).ok())
-                        .with_context(|| {
-                            format!(
-                                "{} answered the illegal move '{text}' in {}",
-                                self.name,
-                                Fen::from_position(pos, EnPassantMode::Legal)
-                            )
-                        })?;
+                    let mv = parse_move(pos, text).with_context(|| {
+                        format!(
+                            "{} answered the illegal move '{text}' in {}",
+                            self.name,
+                            Fen::from_position(pos, EnPassantMode::Legal)
+                        )
+                    })?;
                     let score = score.with_context(|| format!("{} gave no score", self.name))?;
                     return Ok(Choice { mv, score });
                 }

@@ -7,7 +7,8 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::engine::{best_move, Engine};
-use shakmaty::{uci::UciMove, zobrist::Zobrist64, Chess, Color, EnPassantMode, Position};
+use nue::engine::parse_move;
+use shakmaty::{zobrist::Zobrist64, Chess, Color, EnPassantMode, Position};
 
 /// Plays a game of the engine against itself at 2+0.02, both sides on `threads` threads,
 /// and returns its plies and how it ended. Panics on an illegal move or a time loss.
@@ -56,10 +57,7 @@ fn self_play(threads: usize) -> (usize, String) {
         );
         clock[side] = clock[side] - used + increment;
         let text = best_move(&lines);
-        let m = text
-            .parse::<UciMove>()
-            .ok()
-            .and_then(|u| u.to_move(&pos).ok())
+        let m = parse_move(&pos, &text)
             .unwrap_or_else(|| panic!("illegal move {text} after {moves:?}"));
         pos.play_unchecked(m);
         keys.push(pos.zobrist_hash::<Zobrist64>(EnPassantMode::Legal));

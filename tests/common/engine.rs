@@ -10,7 +10,8 @@ use std::{
     time::{Duration, Instant},
 };
 
-use shakmaty::{fen::Fen, uci::UciMove, CastlingMode, Chess, Position};
+use nue::engine::parse_move;
+use shakmaty::{fen::Fen, CastlingMode, Chess, Position};
 
 /// A running engine process.
 pub struct Engine {
@@ -90,7 +91,7 @@ impl Engine {
         };
         let mut pos = root;
         for text in args.iter().skip(moves_at + 1) {
-            match text.parse::<UciMove>().ok().and_then(|u| u.to_move(&pos).ok()) {
+            match parse_move(&pos, text) {
                 Some(m) => pos.play_unchecked(m),
                 None => break,
             }
@@ -220,10 +221,7 @@ pub fn assert_search_output(pos: &Chess, lines: &[String]) {
         let Some(at) = words.iter().position(|&w| w == "pv") else { continue };
         let mut board = pos.clone();
         for text in &words[at + 1..] {
-            let m = text
-                .parse::<UciMove>()
-                .ok()
-                .and_then(|u| u.to_move(&board).ok())
+            let m = parse_move(&board, text)
                 .unwrap_or_else(|| panic!("illegal move {text} in the PV of: {line}"));
             board.play_unchecked(m);
         }
