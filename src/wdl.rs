@@ -21,7 +21,7 @@ use crate::{
     nnue::{default_network, simd::Simd, to_internal, Network},
     rng::Rng,
     train::data::{load_all, Filter},
-    types::{is_decisive, MATE_IN_MAX},
+    types::is_decisive,
 };
 
 /// Cubic coefficients of `a(m)` and `b(m)`, constant term first, internal units.
@@ -76,7 +76,7 @@ impl WdlModel {
     /// Win, draw and loss in per mille for a search score (mates and tablebase wins
     /// are certain), summing to 1000.
     pub fn per_mille(&self, score: i32, material: u32) -> [u32; 3] {
-        if is_decisive(score) || score.abs() >= MATE_IN_MAX {
+        if is_decisive(score) {
             return if score > 0 { [1000, 0, 0] } else { [0, 0, 1000] };
         }
         let (w, l) = self.win_loss(f64::from(score), material);
@@ -298,6 +298,7 @@ pub fn run_fit(args: &FitArgs) -> Result<WdlModel> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::types::MATE_IN_MAX;
 
     #[test]
     fn per_mille_sums_to_1000_and_is_symmetric() {

@@ -5,6 +5,8 @@ mod common;
 
 use std::time::Duration;
 
+use common::engine::last_info;
+
 use nue::{
     api::Control,
     engine::Engine,
@@ -153,13 +155,13 @@ fn uci_options_take_good_paths_and_answer_bad_ones() {
     let _ = std::fs::remove_dir(&empty);
     e.ask("position fen 8/8/3k4/8/8/8/8/R3K3 w - - 0 1");
     let lines = e.go("go depth 6", Duration::from_secs(20));
-    let info = lines.iter().rev().find(|l| l.contains(" pv ")).unwrap();
-    assert!(info.contains(" tbhits ") && !info.contains(" tbhits 0 "), "{info}");
+    let tbhits = last_info(&lines, "tbhits").unwrap();
+    assert!(!tbhits.starts_with("0 "), "tbhits {tbhits}");
     // With a limit of 2 pieces nothing is probed.
     e.ask("setoption name SyzygyProbeLimit value 2");
     e.ask("ucinewgame");
     let lines = e.go("go depth 6", Duration::from_secs(20));
-    let info = lines.iter().rev().find(|l| l.contains(" pv ")).unwrap();
-    assert!(info.contains(" tbhits 0 "), "{info}");
+    let tbhits = last_info(&lines, "tbhits").unwrap();
+    assert!(tbhits.starts_with("0 "), "tbhits {tbhits}");
     assert!(e.ask("setoption name SyzygyProbeLimit value 8")[0].contains("out of range"));
 }

@@ -306,6 +306,7 @@ impl Uci {
 
     fn go(&mut self, args: &[&str]) {
         let mode = self.mode();
+        let show_wdl = self.show_wdl;
         let engine = self.engine();
         if args.first() == Some(&"perft") {
             match args.get(1).map(|d| d.parse::<u32>()) {
@@ -317,7 +318,7 @@ impl Uci {
             return;
         }
         let limits = parse_go(args, engine.position());
-        let wdl = self.show_wdl.then(|| crate::wdl::material(self.engine().position()));
+        let wdl = show_wdl.then(|| crate::wdl::material(engine.position()));
         let mut engine = self.engine.take().expect("engine() returned it");
         self.control = Arc::new(Control::default());
         self.control.pondering.store(limits.ponder, Relaxed);
