@@ -116,6 +116,18 @@ params! {
     lmr_divisor = 230, 150..=350, step 12;
     /// One ply less of reduction per this much history.
     lmr_history_divisor = 8192, 4096..=16384, step 512;
+    /// More reduction off the principal variation, in 1/1024 ply.
+    lmr_non_pv = 1024, 0..=2048, step 128;
+    /// Less reduction at a node that was once on a principal variation, in 1/1024 ply.
+    lmr_tt_pv = 1024, 0..=2048, step 128;
+    /// More reduction at an expected cut node, in 1/1024 ply.
+    lmr_cut_node = 1024, 0..=2048, step 128;
+    /// Less reduction for a move that gives check, in 1/1024 ply.
+    lmr_gives_check = 1024, 0..=2048, step 128;
+    /// More reduction for a quiet move when the stored move is a capture, in 1/1024 ply.
+    lmr_tt_capture = 1024, 0..=2048, step 128;
+    /// Less reduction when the static eval is improving, in 1/1024 ply.
+    lmr_improving = 1024, 0..=2048, step 128;
 
     // Move ordering.
     /// History bonus per ply of depth of the cutoff.

@@ -42,6 +42,10 @@ pub const DEPTH_QS: i32 = -1;
 /// Depth stored for an entry that holds only a static evaluation.
 pub const DEPTH_UNSEARCHED: i32 = -2;
 
+/// A ply in the units late move reductions are counted in, so that history, node type
+/// and the other adjustments can reduce by fractions of a ply.
+pub const ONE_PLY: i32 = 1024;
+
 /// How a score relates to the true value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Bound {

@@ -11,7 +11,7 @@ use crate::{
     movepick::is_noisy,
     params,
     time::soft_scale,
-    types::{Bound, INFINITE, MATE, MAX_PLY, TB_WIN_IN_MAX},
+    types::{Bound, INFINITE, MATE, MAX_PLY, ONE_PLY, TB_WIN_IN_MAX},
 };
 
 impl Thread<'_> {
@@ -200,7 +200,7 @@ impl Thread<'_> {
             let mut score = -INFINITE;
             if !first {
                 let r = if depth >= 3 && quiet && i - self.pv_index >= 3 {
-                    (reduction(depth, i - self.pv_index) - 1).max(0)
+                    (reduction(depth, i - self.pv_index) / ONE_PLY - 1).max(0)
                 } else {
                     0
                 };

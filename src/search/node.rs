@@ -14,7 +14,8 @@ use crate::{
     params,
     see::{face_gain, see_ge},
     types::{
-        mated_in, Bound, PackedMove, DEPTH_QS, DEPTH_UNSEARCHED, INFINITE, MAX_PLY, TB_WIN_IN_MAX,
+        mated_in, Bound, PackedMove, DEPTH_QS, DEPTH_UNSEARCHED, INFINITE, MAX_PLY, ONE_PLY,
+        TB_WIN_IN_MAX,
     },
 };
 
@@ -24,15 +25,15 @@ const EVAL_LIMIT: i32 = TB_WIN_IN_MAX - 1;
 /// Limit on double extensions along one line, so singular lines cannot explode.
 const MAX_DOUBLE_EXTENSIONS: u8 = 6;
 
-/// Late move reductions by depth and move number, in plies:
-/// `base + ln(depth)·ln(move)/divisor` (see `params::lmr_base`).
+/// Late move reductions by depth and move number, in [`ONE_PLY`] units:
+/// `base + ln(depth)·ln(move)/divisor` plies (see `params::lmr_base`).
 fn lmr_formula(depth: usize, moves: usize) -> i32 {
     if depth == 0 || moves == 0 {
         return 0;
     }
     let base = f64::from(params::lmr_base()) / 100.0;
     let divisor = f64::from(params::lmr_divisor()) / 100.0;
-    (base + (depth as f64).ln() * (moves as f64).ln() / divisor) as i32
+    ((base + (depth as f64).ln() * (moves as f64).ln() / divisor) * f64::from(ONE_PLY)) as i32
 }
 
 /// The reductions, looked up in a table built once (a tune build computes them each
@@ -278,7 +279,7 @@ impl Thread<'_> {
 
             // 11. Shallow-depth pruning, once a move has been found that does not lose.
             if best_score > -TB_WIN_IN_MAX && may_prune {
-                let lmr_depth = (depth - 1 - reduction(depth, moves_searched)).max(0);
+                let lmr_depth = (depth - 1 - reduction(depth, moves_searched) / ONE_PLY).max(0);
                 if quiet {
                     // Late move pruning: late quiet moves at low depth rarely matter.
                     if moves_searched >= lmp_limit(depth, improving) {
@@ -374,14 +375,14 @@ impl Thread<'_> {
             let mut score;
             if depth >= 2 && moves_searched > usize::from(PV) && (quiet || !tt_pv) {
                 let mut r = reduction(depth, moves_searched);
-                r += i32::from(!PV);
-                r -= i32::from(tt_pv);
-                r += i32::from(cut_node);
-                r -= i32::from(gives_check);
-                r += i32::from(tt_capture && quiet);
-                r -= i32::from(improving);
-                r -= history / params::lmr_history_divisor();
-                let reduced = (new_depth - r.max(0)).clamp(1, new_depth.max(1));
+                r += i32::from(!PV) * params::lmr_non_pv();
+                r -= i32::from(tt_pv) * params::lmr_tt_pv();
+                r += i32::from(cut_node) * params::lmr_cut_node();
+                r -= i32::from(gives_check) * params::lmr_gives_check();
+                r += i32::from(tt_capture && quiet) * params::lmr_tt_capture();
+                r -= i32::from(improving) * params::lmr_improving();
+                r -= history / params::lmr_history_divisor() * ONE_PLY;
+                let reduced = (new_depth - r.max(0) / ONE_PLY).clamp(1, new_depth.max(1));
                 score = -self.search::<false>(-alpha - 1, -alpha, reduced, true);
                 if score > alpha && reduced < new_depth {
                     score = -self.search::<false>(-alpha - 1, -alpha, new_depth, !cut_node);
