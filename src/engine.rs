@@ -13,11 +13,25 @@ use crate::{
     api::{Control, Outcome, Report, SearchLimits},
     board::{key_of, Board},
     nnue::{default_net, default_network, simd::Simd, Network},
-    search::{tablebase_score, PaddedCounter, Shared, TablebaseProbing, Thread, ThreadData},
+    rng::Rng,
+    search::{
+        tablebase_score, PaddedCounter, RootMove, Shared, TablebaseProbing, Thread, ThreadData,
+    },
+    strength::{self, Strength},
     syzygy::Tablebases,
     time::Limits,
     tt::TranspositionTable,
+    types::{Bound, INFINITE},
 };
+
+/// A seed that differs from run to run (for limited-strength play, which should not
+/// repeat itself game after game).
+fn entropy() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    nanos ^ u64::from(std::process::id()).rotate_left(32)
+}
 
 /// Stack size of search threads: every ply keeps a move list and a picker on the stack.
 pub const SEARCH_STACK_BYTES: usize = 64 << 20;
@@ -43,6 +57,17 @@ pub struct Settings {
     pub syzygy_probe_limit: usize,
     /// Whether tablebase wins and losses respect the fifty-move rule (`Syzygy50MoveRule`).
     pub syzygy_fifty_move_rule: bool,
+    /// Whether play is weakened to `elo` (`UCI_LimitStrength`).
+    pub limit_strength: bool,
+    /// The rating to play at when limited (`UCI_Elo`).
+    pub elo: u32,
+}
+
+impl Settings {
+    /// The strength to play at, when limited.
+    pub fn strength(&self) -> Option<Strength> {
+        self.limit_strength.then(|| Strength::new(self.elo))
+    }
 }
 
 impl Default for Settings {
@@ -54,6 +79,8 @@ impl Default for Settings {
             syzygy_probe_depth: 1,
             syzygy_probe_limit: 7,
             syzygy_fifty_move_rule: true,
+            limit_strength: false,
+            elo: strength::MIN_ELO,
         }
     }
 }
@@ -69,6 +96,8 @@ pub struct Engine {
     pos: Chess,
     /// Keys of the positions before `pos`, oldest first.
     history: Vec<u64>,
+    /// Draws the moves of limited-strength play.
+    rng: Rng,
     /// Search settings.
     pub settings: Settings,
 }
@@ -85,6 +114,7 @@ impl Engine {
             tablebases: None,
             pos: Chess::default(),
             history: Vec::new(),
+            rng: Rng::new(entropy()),
             settings: Settings::default(),
         })
     }
@@ -244,13 +274,30 @@ impl Engine {
             probing
         });
         self.tt.new_search();
-        let search_limits = SearchLimits {
+        // Limited strength searches a few nodes and keeps several lines to choose from;
+        // the GUI sees only the lines it asked for.
+        let strength = self.settings.strength();
+        let shown_lines = self.settings.multipv;
+        let mut search_limits = SearchLimits {
             budget: limits.budget(self.pos.turn(), self.settings.move_overhead),
             depth: limits.depth.map(|d| d.min(i32::MAX as u32) as i32),
             nodes: limits.nodes,
             soft_nodes: limits.soft_nodes,
             mate: limits.mate,
-            multipv: self.settings.multipv,
+            multipv: shown_lines,
+        };
+        if let Some(s) = strength {
+            search_limits.multipv = shown_lines.max(strength::LINES);
+            search_limits.soft_nodes =
+                Some(search_limits.soft_nodes.map_or(s.soft_nodes(), |n| n.min(s.soft_nodes())));
+            search_limits.nodes =
+                Some(search_limits.nodes.map_or(s.hard_nodes(), |n| n.min(s.hard_nodes())));
+        }
+        let lines = search_limits.multipv.min(root_moves.len());
+        let report = &mut |r: &Report| {
+            if r.multipv <= shown_lines {
+                report(r);
+            }
         };
         let shared = Shared {
             tt: &self.tt,
@@ -265,7 +312,7 @@ impl Engine {
         let board = Board::new(self.pos.clone(), &self.history, &self.net, self.simd);
         let (main_data, helper_data) = self.threads.split_first_mut().expect("one thread");
 
-        let (best, depth) = std::thread::scope(|scope| {
+        let (mut root, depth) = std::thread::scope(|scope| {
             let shared = &shared;
             let mut helpers = Vec::new();
             for (i, data) in helper_data.iter_mut().enumerate() {
@@ -295,11 +342,33 @@ impl Engine {
                 let _ = h.join();
             }
             main.report_final(report);
-            (main.root_moves.first().cloned(), main.completed_depth)
+            main.root_moves.truncate(lines);
+            (main.root_moves, main.completed_depth)
         });
 
         let nodes = shared.total_nodes();
-        let Some(best) = best else {
+        if let Some(s) = strength.filter(|_| depth > 0) {
+            let chosen = pick_weaker(s, &root, &mut self.rng);
+            if chosen > 0 {
+                // The last line the GUI sees starts with the move played.
+                let rm = &root[chosen];
+                let (score, bound) = shared.root_verdict(rm.score, Bound::Exact);
+                report(&Report {
+                    depth,
+                    seldepth: rm.seldepth.max(depth as usize),
+                    multipv: 1,
+                    score,
+                    bound,
+                    nodes,
+                    elapsed: start.elapsed(),
+                    hashfull: self.tt.hashfull(),
+                    tbhits: shared.total_tbhits(),
+                    pv: rm.pv.clone(),
+                });
+                root.swap(0, chosen);
+            }
+        }
+        let Some(best) = root.into_iter().next() else {
             return Outcome { nodes, ..Outcome::default() };
         };
         let ponder = best.pv.get(1).copied().or_else(|| self.guess_reply(best.mv));
@@ -314,6 +383,14 @@ impl Engine {
         let hit = self.tt.probe(key_of(&after), 0)?;
         hit.mv.find_in(&after.legal_moves())
     }
+}
+
+/// The line limited-strength play chooses among `root` (best first): only lines with a
+/// full score from the last iteration take part.
+fn pick_weaker(strength: Strength, root: &[RootMove], rng: &mut Rng) -> usize {
+    let scores: Vec<i32> =
+        root.iter().map(|rm| rm.score).take_while(|&score| score > -INFINITE).collect();
+    strength.pick(&scores, rng)
 }
 
 /// Parses a FEN (with or without its move counters) into a legal position. Chess960

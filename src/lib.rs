@@ -16,6 +16,7 @@
 //! - [`train`]: the CPU trainer and quantiser (`nue train`).
 //! - [`bench`], [`perft`], [`tools`]: the `bench`, `perft` and `eval` subcommands.
 //! - [`rng`]: the seedable generator behind shuffling and training.
+//! - [`strength`]: weaker play on request (`UCI_LimitStrength`, `UCI_Elo`).
 #![deny(clippy::undocumented_unsafe_blocks)]
 
 pub mod api;
@@ -33,6 +34,7 @@ pub mod perft;
 pub mod rng;
 pub mod search;
 pub mod see;
+pub mod strength;
 pub mod syzygy;
 pub mod time;
 pub mod tools;

@@ -9,6 +9,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::engine::{best_move, last_info, says, Engine};
+use nue::strength::Strength;
 use shakmaty::Position;
 
 const SECOND: Duration = Duration::from_secs(1);
@@ -45,6 +46,8 @@ fn startup_lists_every_option_and_answers_isready() {
         "option name EvalFile type string default",
         "option name UCI_Chess960 type check default false",
         "option name UCI_ShowWDL type check default false",
+        "option name UCI_LimitStrength type check default false",
+        "option name UCI_Elo type spin default 1320 min 1320 max 3000",
         "option name SyzygyPath type string default",
         "option name SyzygyProbeDepth type spin default 1 min 1 max 100",
         "option name SyzygyProbeLimit type spin default 7 min 0 max 7",
@@ -70,6 +73,8 @@ fn every_option_can_be_set() {
         ("setoption name EvalFile value <default>", None),
         ("setoption name UCI_Chess960 value false", None),
         ("setoption name UCI_ShowWDL value true", None),
+        ("setoption name UCI_Elo value 2200", None),
+        ("setoption name UCI_LimitStrength value false", None),
         (
             "setoption name SyzygyPath value /nonexistent/tb",
             Some("is not a folder; tablebases are off"),
@@ -133,6 +138,8 @@ fn bad_option_values_are_answered_and_change_nothing() {
         ("setoption name NoSuchOption value 1", "unknown option"),
         ("setoption Hash 16", "expected"),
         ("setoption name MultiPV", "needs a value"),
+        ("setoption name UCI_Elo value 1000", "out of range 1320..3000"),
+        ("setoption name UCI_LimitStrength value 1", "true or false"),
         ("setoption name EvalFile value /nonexistent/net.nnue", "keeping the net"),
         // The refused values above left the table at its 16 MB.
         ("setoption name Hash value 1048576", "keeping a 16 MB table"),
@@ -603,4 +610,43 @@ fn win_draw_loss_follows_every_score_when_asked() {
     let lines = e.go("go depth 4", 20 * SECOND);
     let last = last_info(&lines, "score").unwrap();
     assert!(last.starts_with("mate 1 wdl 1000 0 0 "), "{last}");
+}
+
+#[test]
+fn limited_strength_varies_within_its_budget_and_keeps_the_queen() {
+    let _lock = common::untimed();
+    let mut e = started();
+    e.ask("setoption name UCI_LimitStrength value true");
+    e.ask("setoption name UCI_Elo value 1320");
+    // An open position with many playable moves: the weakest level plays several of
+    // them, each within its node budget, and shows only the one line asked for (it
+    // searches four), the last one starting with the move played (checked by `go`).
+    e.ask("position startpos moves e2e4 e7e5 g1f3");
+    let budget = Strength::new(1320).hard_nodes();
+    let mut played = Vec::new();
+    for _ in 0..20 {
+        let lines = e.go("go wtime 60000 btime 60000", 10 * SECOND);
+        assert!(final_nodes(&lines) <= budget, "{lines:?}");
+        assert!(!lines.iter().any(|l| l.contains(" multipv 2 ")), "{lines:?}");
+        played.push(best_move(&lines));
+    }
+    played.sort_unstable();
+    played.dedup();
+    assert!(played.len() >= 2, "always {played:?}");
+    // At 2000 a hanging queen is won every time (Bxg5, or h4 trapping it): the line
+    // played, the last one shown, keeps the material.
+    e.ask("setoption name UCI_Elo value 2000");
+    e.ask("position fen rnb1kbnr/pppp1ppp/8/4p1q1/3PP3/8/PPP2PPP/RNBQKBNR w KQkq - 1 3");
+    for _ in 0..10 {
+        let lines = e.go("go wtime 60000 btime 60000", 10 * SECOND);
+        let score = last_info(&lines, "score").unwrap();
+        let cp: i32 =
+            score.strip_prefix("cp ").unwrap().split(' ').next().unwrap().parse().unwrap();
+        assert!(cp > 500, "{lines:?}");
+    }
+    // Unlimited again: the search goes as deep as asked.
+    e.ask("setoption name UCI_LimitStrength value false");
+    e.ask("position startpos moves e2e4 e7e5 g1f3");
+    let lines = e.go("go depth 8", 20 * SECOND);
+    assert!(lines.iter().any(|l| l.starts_with("info depth 8 ")), "{lines:?}");
 }

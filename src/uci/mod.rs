@@ -237,6 +237,8 @@ impl Uci {
             }
             (Name::Chess960, Value::Bool(on)) => self.chess960 = on,
             (Name::ShowWdl, Value::Bool(on)) => self.show_wdl = on,
+            (Name::LimitStrength, Value::Bool(on)) => engine.settings.limit_strength = on,
+            (Name::Elo, Value::Int(elo)) => engine.settings.elo = elo as u32,
             (Name::SyzygyPath, Value::Text(path)) => match engine.set_syzygy_path(&path) {
                 Ok(Some(tb)) => send(&format!(
                     "info string found {} Syzygy table files, up to {} pieces",

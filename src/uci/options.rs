@@ -6,6 +6,7 @@ use std::fmt;
 use crate::{
     engine::{DEFAULT_HASH_MB, DEFAULT_MOVE_OVERHEAD_MS},
     params::{self, PARAMS},
+    strength,
 };
 
 /// The kind of an option, with its default and bounds.
@@ -40,8 +41,12 @@ pub enum Name {
     EvalFile,
     /// Chess960 castling notation and FENs.
     Chess960,
-    /// Win/draw/loss statistics in `info` (not implemented yet).
+    /// Win/draw/loss statistics in `info`.
     ShowWdl,
+    /// Whether play is weakened to `UCI_Elo`.
+    LimitStrength,
+    /// The rating to play at when limited.
+    Elo,
     /// Folders of Syzygy tablebases.
     SyzygyPath,
     /// Shallowest depth at which the search probes the tables.
@@ -71,7 +76,7 @@ pub const MAX_HASH_MB: i64 = 1 << 20;
 pub const MAX_THREADS: i64 = 1024;
 
 /// The option table, in the order `uci` lists it.
-pub const OPTIONS: [Spec; 13] = [
+pub const OPTIONS: [Spec; 15] = [
     Spec {
         name: Name::Hash,
         uci_name: "Hash",
@@ -97,6 +102,20 @@ pub const OPTIONS: [Spec; 13] = [
     Spec { name: Name::EvalFile, uci_name: "EvalFile", kind: Kind::Text { default: "<default>" } },
     Spec { name: Name::Chess960, uci_name: "UCI_Chess960", kind: Kind::Check { default: false } },
     Spec { name: Name::ShowWdl, uci_name: "UCI_ShowWDL", kind: Kind::Check { default: false } },
+    Spec {
+        name: Name::LimitStrength,
+        uci_name: "UCI_LimitStrength",
+        kind: Kind::Check { default: false },
+    },
+    Spec {
+        name: Name::Elo,
+        uci_name: "UCI_Elo",
+        kind: Kind::Spin {
+            default: strength::MIN_ELO as i64,
+            min: strength::MIN_ELO as i64,
+            max: strength::MAX_ELO as i64,
+        },
+    },
     Spec {
         name: Name::SyzygyPath,
         uci_name: "SyzygyPath",
