@@ -37,7 +37,8 @@ def configure_everything(engine):
         elif option.default is not None:
             engine.configure({name: option.default})
     missing = {"Hash", "Threads", "Ponder", "MultiPV", "Move Overhead", "EvalFile",
-               "UCI_Chess960", "UCI_ShowWDL", "SyzygyPath", "Clear Hash"} - declared
+               "UCI_Chess960", "UCI_ShowWDL", "SyzygyPath", "Clear Hash",
+               "UCI_LimitStrength", "UCI_Elo"} - declared
     assert not missing, f"options not declared: {missing}"
 
 
@@ -106,6 +107,24 @@ def win_draw_loss_and_tablebases(engine, tables):
     assert "wdl" not in info and info.get("tbhits", 0) == 0, info
 
 
+def play_limited_strength(engine):
+    """A weaker opponent, as a bot operator offers one: legal moves on the clock, each the
+    first move of the line python-chess saw last."""
+    engine.configure({"UCI_LimitStrength": True, "UCI_Elo": 1500})
+    board = chess.Board()
+    for _ in range(30):
+        if board.is_game_over():
+            break
+        limit = chess.engine.Limit(white_clock=60, black_clock=60)
+        result = engine.play(board, limit, info=chess.engine.INFO_ALL)
+        assert result.move in board.legal_moves, f"illegal move {result.move}"
+        pv = result.info.get("pv")
+        assert pv and pv[0] == result.move, (result.move, pv)
+        board.push(result.move)
+    engine.configure({"UCI_LimitStrength": False})
+    print(f"limited strength: {board.ply()} plies")
+
+
 def play_chess960(engine):
     board = chess.Board.from_chess960_pos(518 - 1)  # not the standard setup
     for _ in range(40):
@@ -127,6 +146,7 @@ def main():
         analyse_multipv(engine)
         find_mate(engine)
         win_draw_loss_and_tablebases(engine, sys.argv[2])
+        play_limited_strength(engine)
         play_chess960(engine)
     print("python-chess: ok")
 
