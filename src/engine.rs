@@ -21,7 +21,7 @@ use crate::{
     syzygy::Tablebases,
     time::Limits,
     tt::TranspositionTable,
-    types::{Bound, INFINITE},
+    types::INFINITE,
 };
 
 /// A seed that differs from run to run (for limited-strength play, which should not
@@ -312,7 +312,8 @@ impl Engine {
         let board = Board::new(self.pos.clone(), &self.history, &self.net, self.simd);
         let (main_data, helper_data) = self.threads.split_first_mut().expect("one thread");
 
-        let (mut root, depth) = std::thread::scope(|scope| {
+        let rng = &mut self.rng;
+        let (best, depth) = std::thread::scope(|scope| {
             let shared = &shared;
             let mut helpers = Vec::new();
             for (i, data) in helper_data.iter_mut().enumerate() {
@@ -342,33 +343,22 @@ impl Engine {
                 let _ = h.join();
             }
             main.report_final(report);
-            main.root_moves.truncate(lines);
-            (main.root_moves, main.completed_depth)
+            let depth = main.completed_depth;
+            if let Some(s) = strength.filter(|_| depth > 0) {
+                let chosen = pick_weaker(s, &main.root_moves[..lines], rng);
+                if chosen > 0 {
+                    // The last line the GUI sees starts with the move played.
+                    let mut line = main.report(depth, chosen);
+                    line.multipv = 1;
+                    report(&line);
+                    main.root_moves.swap(0, chosen);
+                }
+            }
+            (main.root_moves.first().cloned(), depth)
         });
 
         let nodes = shared.total_nodes();
-        if let Some(s) = strength.filter(|_| depth > 0) {
-            let chosen = pick_weaker(s, &root, &mut self.rng);
-            if chosen > 0 {
-                // The last line the GUI sees starts with the move played.
-                let rm = &root[chosen];
-                let (score, bound) = shared.root_verdict(rm.score, Bound::Exact);
-                report(&Report {
-                    depth,
-                    seldepth: rm.seldepth.max(depth as usize),
-                    multipv: 1,
-                    score,
-                    bound,
-                    nodes,
-                    elapsed: start.elapsed(),
-                    hashfull: self.tt.hashfull(),
-                    tbhits: shared.total_tbhits(),
-                    pv: rm.pv.clone(),
-                });
-                root.swap(0, chosen);
-            }
-        }
-        let Some(best) = root.into_iter().next() else {
+        let Some(best) = best else {
             return Outcome { nodes, ..Outcome::default() };
         };
         let ponder = best.pv.get(1).copied().or_else(|| self.guess_reply(best.mv));

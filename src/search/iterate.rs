@@ -155,7 +155,8 @@ impl Thread<'_> {
         }
     }
 
-    fn report(&self, depth: i32, index: usize) -> Report {
+    /// The `info` report of root line `index` (0-based) at `depth`.
+    pub fn report(&self, depth: i32, index: usize) -> Report {
         let rm = &self.root_moves[index];
         let (score, bound) =
             if rm.score == -INFINITE { (rm.previous, Bound::Exact) } else { (rm.score, rm.bound) };
