@@ -34,11 +34,11 @@ pub struct WdlModel {
 }
 
 /// The model in use, from `nue wdl-fit --positions 400000 --iterations 2000` (400,000
-/// positions of `../shared/data`, seed 1) with the default net, `nn-3b7568ba0974`. The
+/// positions of `../shared/data`, seed 1) with the default net, `nn-db7bfa3b19cb`. The
 /// data's games are fast and begin with random moves, so they are rarely drawn: so is
 /// the model (a level start position shows about 43 % wins, 14 % draws, 43 % losses).
 pub const FITTED: WdlModel =
-    WdlModel { a: [598.9, -556.7, -195.9, 254.1], b: [208.5, 105.2, 48.5, -16.1] };
+    WdlModel { a: [589.6, -548.2, -193.5, 253.7], b: [208.2, 117.0, 55.6, -16.7] };
 
 /// The material measure of the model: pawns 1, minor pieces 3, rooks 5, queens 9.
 pub fn material(pos: &Chess) -> u32 {
