@@ -62,6 +62,17 @@ impl Board {
         *self.keys.last().expect("the root has a key")
     }
 
+    /// A key of the current pawn structure (both sides' pawns), for the correction
+    /// history: each bitboard multiplied by its own odd constant, then mixed.
+    #[inline]
+    pub fn pawn_key(&self) -> u64 {
+        let b = self.pos().board();
+        let white = (b.pawns() & b.white()).0.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let black = (b.pawns() & b.black()).0.wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
+        let x = white ^ black.rotate_left(29);
+        x ^ (x >> 31)
+    }
+
     /// The side to move.
     #[inline]
     pub fn turn(&self) -> Color {
@@ -164,5 +175,29 @@ mod tests {
             }
         }
         assert!(plies > 20_000 && castles > 0 && en_passant > 0 && promotions > 0);
+    }
+
+    /// The pawn key sees the pawns of each side and nothing else.
+    #[test]
+    fn the_pawn_key_depends_on_the_pawns_alone() {
+        let net = default_network();
+        let key = |fen: &str| {
+            let pos: Chess = fen
+                .parse::<shakmaty::fen::Fen>()
+                .unwrap()
+                .into_position(shakmaty::CastlingMode::Standard)
+                .unwrap();
+            Board::new(pos, &[], &net, Simd::detect()).pawn_key()
+        };
+        let start = key("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1");
+        // Other pieces, side to move or castling rights: the same key.
+        assert_eq!(start, key("r1bqkb1r/pppppppp/2n2n2/8/8/5N2/PPPPPPPP/RNBQKB1R b KQkq - 3 2"));
+        assert_eq!(start, key("4k3/pppppppp/8/8/8/8/PPPPPPPP/4K3 w - - 0 1"));
+        // A pawn moved, or a pawn of the other colour on the same square: another key.
+        assert_ne!(start, key("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1"));
+        assert_ne!(
+            key("4k3/8/8/3p4/3P4/8/8/4K3 w - - 0 1"),
+            key("4k3/8/8/3P4/3p4/8/8/4K3 w - - 0 1")
+        );
     }
 }

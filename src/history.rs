@@ -50,8 +50,16 @@ pub fn context(turn: Color, m: Move) -> usize {
     piece_index(m.role().of(turn)) * 64 + to as usize
 }
 
+/// Entries of the correction history, per side to move.
+const CORRECTION_SIZE: usize = 1 << 14;
+/// Fixed-point scale of correction entries: an entry holds 256 times the correction.
+const CORRECTION_GRAIN: i32 = 256;
+
 /// All the statistics of one search thread.
 pub struct Histories {
+    /// How far the static eval missed the search result, by side to move and pawn
+    /// structure (fixed point, see `CORRECTION_GRAIN`).
+    correction: Box<[[i16; CORRECTION_SIZE]]>,
     butterfly: Box<[[i16; 64 * 64]]>,
     capture: Box<[[[i16; 6]; 64]]>,
     continuation: Box<[[i16; CONTEXTS]]>,
@@ -61,12 +69,18 @@ pub struct Histories {
 impl Default for Histories {
     fn default() -> Self {
         Histories {
+            correction: vec![[0; CORRECTION_SIZE]; 2].into_boxed_slice(),
             butterfly: vec![[0; 64 * 64]; 2].into_boxed_slice(),
             capture: vec![[[0; 6]; 64]; 12].into_boxed_slice(),
             continuation: vec![[0; CONTEXTS]; CONTEXTS].into_boxed_slice(),
             counter: vec![None; CONTEXTS].into_boxed_slice(),
         }
     }
+}
+
+#[inline]
+fn correction_index(pawn_key: u64) -> usize {
+    (pawn_key >> (64 - CORRECTION_SIZE.trailing_zeros())) as usize
 }
 
 #[inline]
@@ -78,6 +92,25 @@ impl Histories {
     /// Forgets everything (new game).
     pub fn clear(&mut self) {
         *self = Histories::default();
+    }
+
+    /// The static eval `raw` corrected by what searches of positions with the same pawn
+    /// structure found, within `limit`.
+    #[inline]
+    pub fn corrected_eval(&self, turn: Color, pawn_key: u64, raw: i32, limit: i32) -> i32 {
+        let entry = i32::from(self.correction[turn as usize][correction_index(pawn_key)]);
+        (raw + entry / CORRECTION_GRAIN).clamp(-limit, limit)
+    }
+
+    /// Moves the correction of a pawn structure toward `error` (search result minus
+    /// static eval), by a weight that grows with the depth of the search.
+    pub fn update_correction(&mut self, turn: Color, pawn_key: u64, error: i32, depth: i32) {
+        let max = params::correction_max() * CORRECTION_GRAIN;
+        let target = (error * CORRECTION_GRAIN).clamp(-max, max);
+        let weight = (depth * params::correction_weight()).min(128);
+        let entry = &mut self.correction[turn as usize][correction_index(pawn_key)];
+        let updated = (i32::from(*entry) * (256 - weight) + target * weight) / 256;
+        *entry = updated.clamp(-max, max) as i16;
     }
 
     /// Butterfly score of a quiet move.
@@ -166,5 +199,37 @@ mod tests {
         assert!(h.quiet(Color::White, m) >= -HISTORY_MAX);
         assert!(h.continuation(Some(5), context(Color::White, m)) < 0);
         assert_eq!(h.quiet(Color::Black, m), 0);
+    }
+
+    /// Repeated results pull a pawn structure's correction toward their error, never past
+    /// `correction_max`; the entry belongs to that side and structure alone, and the
+    /// corrected eval stays within the limit it is given.
+    #[test]
+    fn the_correction_follows_the_search_and_stays_bounded() {
+        let mut h = Histories::default();
+        let (key, other) = (0x0123_4567_89ab_cdef, 0xfedc_ba98_7654_3210);
+        assert_eq!(h.corrected_eval(Color::White, key, 50, 1000), 50);
+        for _ in 0..50 {
+            h.update_correction(Color::White, key, 20, 8);
+        }
+        let corrected = h.corrected_eval(Color::White, key, 50, 1000);
+        assert!((68..=70).contains(&corrected), "{corrected}");
+        assert_eq!(h.corrected_eval(Color::Black, key, 50, 1000), 50);
+        assert_eq!(h.corrected_eval(Color::White, other, 50, 1000), 50);
+
+        let max = params::correction_max();
+        for _ in 0..200 {
+            h.update_correction(Color::White, key, -10_000, 30);
+        }
+        // Within a unit of the cap: the division toward zero leaves the entry just short.
+        let floor = h.corrected_eval(Color::White, key, 0, 1000);
+        assert!(floor == -max || floor == -max + 1, "{floor}");
+        assert_eq!(h.corrected_eval(Color::White, key, -990, 1000), -1000);
+        // A shallow result moves the entry less than a deep one.
+        let (mut shallow, mut deep) = (Histories::default(), Histories::default());
+        shallow.update_correction(Color::White, key, 40, 1);
+        deep.update_correction(Color::White, key, 40, 6);
+        let at = |h: &Histories| h.corrected_eval(Color::White, key, 0, 1000);
+        assert!(0 < at(&shallow) && at(&shallow) < at(&deep), "{} {}", at(&shallow), at(&deep));
     }
 }

@@ -155,6 +155,12 @@ params! {
     /// In check, evasions searched before the quiet rest is skipped.
     qs_evasions = 3, 1..=8, step 1;
 
+    // Static-evaluation correction.
+    /// Largest correction of the static eval by pawn structure, internal units.
+    correction_max = 64, 16..=160, step 8;
+    /// Weight of one search result in a correction entry, per ply of depth, in 1/256.
+    correction_weight = 16, 4..=48, step 2;
+
     // Time management.
     /// Moves assumed left in a game without `movestogo`.
     tm_moves_left = 25, 15..=40, step 2;

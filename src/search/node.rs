@@ -167,10 +167,10 @@ impl Thread<'_> {
         // 5. Static evaluation, sharpened by a stored bound when one is tighter. A node is
         //    "improving" when its eval beats that of two plies ago: pruning can then be
         //    bolder, since the side to move is doing better.
-        let static_eval = if in_check {
+        //    The table keeps the network's eval; the search uses it corrected by the
+        //    correction history (how far evals of this pawn structure missed lately).
+        let raw_eval = if in_check || excluded.is_some() {
             -INFINITE
-        } else if excluded.is_some() {
-            self.frame(ply).static_eval
         } else if let Some(h) = hit.filter(|h| h.eval.abs() < EVAL_LIMIT) {
             h.eval
         } else {
@@ -188,6 +188,14 @@ impl Thread<'_> {
                 );
             }
             e
+        };
+        let pawn_key = self.board.pawn_key();
+        let static_eval = if in_check {
+            -INFINITE
+        } else if excluded.is_some() {
+            self.frame(ply).static_eval
+        } else {
+            self.data.hist.corrected_eval(self.board.turn(), pawn_key, raw_eval, EVAL_LIMIT)
         };
         let eval = hit.filter(|_| !in_check).map_or(static_eval, |h| h.refine(static_eval));
         let improving = !in_check && {
@@ -470,8 +478,19 @@ impl Thread<'_> {
             } else {
                 Bound::Upper
             };
+            // 16b. Correct the static eval toward the result, when the result is exact or
+            //      bounds it on the far side, and the best move was quiet (a capture's
+            //      gain is not the eval's error).
+            let beyond_eval = match bound {
+                Bound::Lower => best_score > static_eval,
+                Bound::Upper => best_score < static_eval,
+                _ => true,
+            };
+            if !in_check && beyond_eval && best_move.is_none_or(|m| !is_noisy(m)) {
+                self.data.hist.update_correction(turn, pawn_key, best_score - static_eval, depth);
+            }
             let mv = best_move.map_or(PackedMove::NONE, PackedMove::of);
-            self.shared.tt.store(key, ply, mv, best_score, static_eval, depth, bound, tt_pv);
+            self.shared.tt.store(key, ply, mv, best_score, raw_eval, depth, bound, tt_pv);
         }
         best_score
     }
@@ -499,17 +518,21 @@ impl Thread<'_> {
         }
         let tt_pv = PV || hit.is_some_and(|h| h.pv);
 
-        // Stand pat.
+        // Stand pat, on the corrected eval (the table keeps the network's).
+        let raw_eval;
         let static_eval;
         let mut best_score;
         if in_check {
+            raw_eval = -INFINITE;
             static_eval = -INFINITE;
             best_score = -INFINITE;
         } else {
-            static_eval = match hit.filter(|h| h.eval.abs() < EVAL_LIMIT) {
+            raw_eval = match hit.filter(|h| h.eval.abs() < EVAL_LIMIT) {
                 Some(h) => h.eval,
                 None => self.board.evaluate(self.shared.net).clamp(-EVAL_LIMIT, EVAL_LIMIT),
             };
+            let (turn, pawn_key) = (self.board.turn(), self.board.pawn_key());
+            static_eval = self.data.hist.corrected_eval(turn, pawn_key, raw_eval, EVAL_LIMIT);
             best_score = static_eval;
             if let Some(h) = hit {
                 best_score = h.refine(best_score);
@@ -521,7 +544,7 @@ impl Thread<'_> {
                         ply,
                         PackedMove::NONE,
                         best_score,
-                        static_eval,
+                        raw_eval,
                         DEPTH_QS,
                         Bound::Lower,
                         false,
@@ -582,7 +605,7 @@ impl Thread<'_> {
         }
         let bound = if best_score >= beta { Bound::Lower } else { Bound::Upper };
         let mv = best_move.map_or(PackedMove::NONE, PackedMove::of);
-        self.shared.tt.store(key, ply, mv, best_score, static_eval, DEPTH_QS, bound, tt_pv);
+        self.shared.tt.store(key, ply, mv, best_score, raw_eval, DEPTH_QS, bound, tt_pv);
         best_score
     }
 }
