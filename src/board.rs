@@ -139,7 +139,7 @@ impl Board {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{nnue::default_network, rng::Rng};
+    use crate::{engine::parse_position, nnue::default_network, rng::Rng};
 
     /// The key kept by [`Board::make`] (updated, or recomputed where shakmaty cannot update
     /// it) equals the key computed from scratch, along random games that castle, capture en
@@ -182,11 +182,7 @@ mod tests {
     fn the_pawn_key_depends_on_the_pawns_alone() {
         let net = default_network();
         let key = |fen: &str| {
-            let pos: Chess = fen
-                .parse::<shakmaty::fen::Fen>()
-                .unwrap()
-                .into_position(shakmaty::CastlingMode::Standard)
-                .unwrap();
+            let pos = parse_position(fen, shakmaty::CastlingMode::Standard).unwrap();
             Board::new(pos, &[], &net, Simd::detect()).pawn_key()
         };
         let start = key("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1");
