@@ -2,8 +2,9 @@
 //!
 //! A clock game gets two budgets: a soft one, checked between iterations and stretched or
 //! shrunk by how settled the search looks, and a hard one, checked inside the search,
-//! which it never passes. `Move Overhead` (time lost to the GUI and the pipe) comes off
-//! the clock before anything is planned.
+//! which it never passes. `movetime` gets only the hard one: the search uses all of it.
+//! `Move Overhead` (time lost to the GUI and the pipe) comes off the clock before anything
+//! is planned.
 
 use std::time::Duration;
 
@@ -42,8 +43,9 @@ pub struct Limits {
 /// The time a search may use, measured from its start (or from `ponderhit`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Budget {
-    /// Don't start another iteration after this (before the stability scaling).
-    pub soft: Duration,
+    /// Don't start another iteration after this (before the stability scaling); `None`
+    /// for `movetime`, which is searched to its end.
+    pub soft: Option<Duration>,
     /// Stop the search at this point, whatever it is doing.
     pub hard: Duration,
 }
@@ -60,7 +62,7 @@ impl Limits {
     pub fn budget(&self, side: Color, overhead_ms: u64) -> Option<Budget> {
         if let Some(t) = self.move_time {
             let t = Duration::from_millis(t.saturating_sub(overhead_ms).max(1));
-            return Some(Budget { soft: t, hard: t });
+            return Some(Budget { soft: None, hard: t });
         }
         let s = usize::from(side == Color::Black);
         let left = self.time[s]?;
@@ -77,7 +79,7 @@ impl Limits {
         let ideal = (available / moves).saturating_add(inc_share).min(hard_cap);
         let hard = ideal.saturating_mul(params::tm_hard_factor() as u64).min(hard_cap).max(1);
         let soft = ideal.clamp(1, hard);
-        Some(Budget { soft: Duration::from_millis(soft), hard: Duration::from_millis(hard) })
+        Some(Budget { soft: Some(Duration::from_millis(soft)), hard: Duration::from_millis(hard) })
     }
 }
 
@@ -117,7 +119,7 @@ mod tests {
             for inc in [0, 10, 100, 5_000, u64::MAX] {
                 for mtg in [None, Some(1), Some(2), Some(40), Some(1000)] {
                     let b = clock(ms, inc, mtg).budget(Color::White, 10).unwrap();
-                    assert!(b.soft <= b.hard, "{ms} {inc} {mtg:?}");
+                    assert!(b.soft.unwrap() <= b.hard, "{ms} {inc} {mtg:?}");
                     let available = ms.saturating_sub(10).max(1);
                     assert!(b.hard.as_millis() as u64 <= available, "{ms} {inc} {mtg:?}: {b:?}");
                 }
@@ -129,10 +131,10 @@ mod tests {
     fn typical_budgets() {
         let b = clock(10_000, 100, None).budget(Color::Black, 10).unwrap();
         let ideal = (10_000 - 5 * 10) / 25 + 75;
-        assert_eq!(b.soft, Duration::from_millis(ideal));
+        assert_eq!(b.soft, Some(Duration::from_millis(ideal)));
         assert_eq!(b.hard, Duration::from_millis(4 * ideal));
         let b = Limits { move_time: Some(1000), ..Limits::default() }.budget(Color::White, 10);
-        assert_eq!(b.unwrap().hard, Duration::from_millis(990));
+        assert_eq!(b, Some(Budget { soft: None, hard: Duration::from_millis(990) }));
         assert_eq!(Limits { depth: Some(5), ..Limits::default() }.budget(Color::White, 10), None);
         // White's clock is used for White.
         let mut l = clock(1000, 0, None);
@@ -150,7 +152,7 @@ mod tests {
         let mut lowest = left;
         for _ in 0..500 {
             let b = clock(left, inc, None).budget(Color::White, overhead).unwrap();
-            let used = b.soft.as_millis() as u64 * 3 / 2 + latency;
+            let used = b.soft.unwrap().as_millis() as u64 * 3 / 2 + latency;
             assert!(used < left, "lost on time with {left} ms left");
             left = left - used + inc;
             lowest = lowest.min(left);

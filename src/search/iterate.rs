@@ -88,12 +88,14 @@ impl Thread<'_> {
                     if mate_plies <= MAX_PLY as i32 && depth >= 2 * mate_plies + 4 {
                         break;
                     }
-                    let mut soft = budget.soft.as_secs_f64() * soft_scale(stable_iterations, drop);
-                    if self.root_moves.len() == 1 {
-                        soft *= 0.1; // one legal move: answer quickly
-                    }
-                    if self.shared.clock().as_secs_f64() >= soft {
-                        break;
+                    if let Some(soft) = budget.soft {
+                        let mut soft = soft.as_secs_f64() * soft_scale(stable_iterations, drop);
+                        if self.root_moves.len() == 1 {
+                            soft *= 0.1; // one legal move: answer quickly
+                        }
+                        if self.shared.clock().as_secs_f64() >= soft {
+                            break;
+                        }
                     }
                 }
             }
