@@ -1,7 +1,7 @@
 """What lichess-bot does with an engine, done through python-chess (the library it uses).
 
 Opens the engine, sets every option it declares the way lichess-bot's config would,
-plays a game against itself on the clock with pondering, runs a MultiPV analysis, and
+plays games against itself on the clock with pondering, runs a MultiPV analysis, and
 plays a Chess960 opening. Exits non-zero (with the reason) on any failure.
 
 Usage: python3 tests/python/lichess_bot_check.py path/to/nue
@@ -42,10 +42,35 @@ def configure_everything(engine):
     assert not missing, f"options not declared: {missing}"
 
 
-def play_clock_game(engine):
+# Openings for the clock games: the start position first, then two unbalanced ones, so
+# that a game drawn early by repetition is followed by one that is not played the same way.
+CLOCK_OPENINGS = [
+    chess.STARTING_FEN,
+    "rnbqkb1r/pp1p1ppp/4pn2/2p5/2PP4/5N2/PP2PPPP/RNBQKB1R w KQkq - 0 4",
+    "r1bqkbnr/pp1ppp1p/2n3p1/2p5/4P3/2N3P1/PPPP1P1P/R1BQKBNR w KQkq - 0 4",
+]
+
+# The clock games go on until this many plies have been played on the clock in all.
+CLOCK_PLIES = 60
+
+
+def play_clock_games(engine):
+    """Games on the clock, one after another, until CLOCK_PLIES plies have been played:
+    a game may end early by a rule (a repetition in self-play is legal chess), and the
+    clock handling must still be exercised over a game's worth of moves."""
+    played = 0
+    for fen in CLOCK_OPENINGS:
+        played += play_clock_game(engine, chess.Board(fen))
+        if played >= CLOCK_PLIES:
+            break
+    assert played >= CLOCK_PLIES, f"only {played} plies on the clock in {len(CLOCK_OPENINGS)} games"
+
+
+def play_clock_game(engine, board):
     """A game with real clocks and pondering, as lichess-bot plays it: each move's time
-    comes off the mover's clock, the increment goes on, and a clock below zero loses."""
-    board = chess.Board()
+    comes off the mover's clock, the increment goes on, and a clock below zero loses.
+    Returns the number of plies played."""
+    start_ply = board.ply()
     clock = {chess.WHITE: 3.0, chess.BLACK: 3.0}
     increment = 0.03
     lowest = dict(clock)
@@ -68,11 +93,12 @@ def play_clock_game(engine):
         board.push(result.move)
     outcome = board.outcome(claim_draw=True)
     ending = outcome.termination.name if outcome else "300 plies"
-    print(f"clock game: {board.ply()} plies, {board.result(claim_draw=True)} ({ending}); "
+    played = board.ply() - start_ply
+    print(f"clock game: {played} plies, {board.result(claim_draw=True)} ({ending}); "
           f"lowest clocks {lowest[chess.WHITE]:.2f} s and {lowest[chess.BLACK]:.2f} s")
     # Played to an end the rules define (or the ply cap), not abandoned early.
     assert outcome is not None or board.ply() >= 300
-    assert board.ply() >= 40, f"the game ended after {board.ply()} plies ({ending})"
+    return played
 
 
 def analyse_multipv(engine):
@@ -142,7 +168,7 @@ def main():
     with chess.engine.SimpleEngine.popen_uci(path, timeout=30) as engine:
         configure_everything(engine)
         engine.ping()
-        play_clock_game(engine)
+        play_clock_games(engine)
         analyse_multipv(engine)
         find_mate(engine)
         win_draw_loss_and_tablebases(engine, sys.argv[2])
