@@ -61,6 +61,7 @@ fn args(data: PathBuf, out: &Path, epochs: usize) -> TrainArgs {
         seed: 11,
         resume: false,
         stop_after: None,
+        init: None,
         no_mirror: false,
         threads: None,
     }
@@ -137,4 +138,37 @@ fn a_run_gives_the_same_net_on_one_thread_and_on_three() {
         std::fs::read(report.net).unwrap()
     };
     assert!(net_on(1) == net_on(3), "the thread count changed the net");
+}
+
+#[test]
+fn a_run_started_from_a_net_continues_that_net() {
+    let dir = temp_dir("init");
+    let data = sample_data(&dir, 8_000);
+    let start = dir.join("start.nnue");
+    let start_bytes = nue::nnue::default_network().to_bytes();
+    std::fs::write(&start, &start_bytes).unwrap();
+    let from_start = |out: &str, lr: f32| TrainArgs {
+        init: Some(start.clone()),
+        lr,
+        ..args(data.clone(), &dir.join(out), 1)
+    };
+
+    // Without a step size nothing moves: the exported net is the one it started from.
+    let unchanged = train::run(&from_start("still", 0.0)).unwrap();
+    assert!(std::fs::read(&unchanged.net).unwrap() == start_bytes, "--init did not load the net");
+
+    // A trained start is far better on held-out games than random weights after the
+    // same epoch of training.
+    let continued = train::run(&from_start("continued", 2e-3)).unwrap();
+    let fresh = train::run(&args(data.clone(), &dir.join("fresh"), 1)).unwrap();
+    assert!(
+        continued.validation_loss < 0.8 * fresh.validation_loss,
+        "from the net {}, from scratch {}",
+        continued.validation_loss,
+        fresh.validation_loss
+    );
+
+    let err = train::run(&TrainArgs { init: Some(dir.join("none.nnue")), ..args(data, &dir, 1) })
+        .unwrap_err();
+    assert!(format!("{err:#}").contains("none.nnue"), "{err:#}");
 }

@@ -84,6 +84,11 @@ pub struct TrainArgs {
     /// same net as one run straight through.
     #[arg(long)]
     pub stop_after: Option<usize>,
+    /// Start from this net (a `.nnue` file of ours) instead of random weights, so that a
+    /// new net keeps what an earlier one learned from data it may no longer have. The
+    /// optimiser and the learning-rate schedule start afresh.
+    #[arg(long)]
+    pub init: Option<PathBuf>,
     /// Train on positions as they are only, without their left-right mirror images.
     #[arg(long)]
     pub no_mirror: bool,
@@ -136,7 +141,14 @@ pub fn run(args: &TrainArgs) -> Result<TrainReport> {
     };
 
     let checkpoint = args.out.join("checkpoint.bin");
-    let mut model = Model::new(args.seed);
+    let mut model = match &args.init {
+        Some(path) => {
+            let net = Network::load(path)?;
+            eprintln!("starting from {}", path.display());
+            Model::from_network(&net)
+        }
+        None => Model::new(args.seed),
+    };
     let mut first_epoch = 0;
     if args.resume && checkpoint.exists() {
         first_epoch = load_checkpoint(&checkpoint, &mut model)?;

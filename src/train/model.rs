@@ -740,6 +740,40 @@ impl Model {
         })
     }
 
+    /// A model that computes what `net` computes: the inverse of [`Model::quantize`]. Its
+    /// parameters sit on the integer grid, the factoriser's rows are zero (their share is
+    /// already folded into the real rows) and the optimiser starts afresh, so training
+    /// from it continues a net instead of starting one (`nue train --init`).
+    pub fn from_network(net: &Network) -> Model {
+        let mut model = Model::new(0);
+        let weight = |w: i16| (f32::from(w) / FT_SCALE).clamp(-FT_WEIGHT_LIMIT, FT_WEIGHT_LIMIT);
+        for (c, chunk) in model.chunks.iter_mut().enumerate() {
+            for (dst, src) in chunk.weights.iter_mut().zip(net.ft_weights.iter()) {
+                *dst = std::array::from_fn(|j| weight(src.0[c * LANES + j]));
+            }
+            chunk.weights[K_BASE..].fill([0.0; LANES]);
+        }
+        let d = &mut *model.dense;
+        for (b, &q) in d.ft_b.iter_mut().flatten().zip(&net.ft_bias.0) {
+            *b = f32::from(q) / FT_SCALE;
+        }
+        // `quantize` adds half a step (32) to the hidden biases for the `>> 6` rounding.
+        let hidden_bias = |b: i32| (b - 32) as f32 / HIDDEN_BIAS_SCALE;
+        let hidden_weight = |w: i8| f32::from(w) / HIDDEN_WEIGHT_SCALE;
+        for (i, row) in d.l1_w.iter_mut().enumerate() {
+            *row = std::array::from_fn(|o| hidden_weight(net.l1_weights.0[o * L1_IN + i]));
+        }
+        for (i, row) in d.l2_w.iter_mut().enumerate() {
+            *row = std::array::from_fn(|o| hidden_weight(net.l2_weights.0[o * HIDDEN + i]));
+        }
+        d.l1_b = net.l1_bias.map(hidden_bias);
+        d.l2_b = net.l2_bias.map(hidden_bias);
+        d.out_w = net.out_weights.map(|w| f32::from(w) / OUT_WEIGHT_SCALE);
+        d.out_b = net.out_bias as f32 / OUT_BIAS_SCALE;
+        model.after_load();
+        model
+    }
+
     /// Every float of the model and its optimiser state, in a fixed order (checkpoints).
     pub fn state_mut(&mut self) -> Vec<&mut [f32]> {
         let mut parts: Vec<&mut [f32]> = Vec::new();
@@ -855,8 +889,8 @@ mod tests {
     use super::*;
     use crate::train::data::parse_line;
 
-    /// A small batch of varied positions with spread scores and results.
-    fn batch() -> Batch {
+    /// Varied positions with spread scores and results.
+    fn batch_positions() -> Vec<crate::train::data::Packed> {
         let lines = [
             "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3 | 40 | 1.0",
             "r1bqk2r/pppp1ppp/2n2n2/2b1p3/2B1P3/3P1N2/PPP2PPP/RNBQK2R b KQkq - 0 5 | -20 | 0.5",
@@ -867,8 +901,28 @@ mod tests {
             "r3k2r/pb1nqppp/1p2pn2/2pp4/3P4/1P1BPN2/PBPNQPPP/R4RK1 b kq - 3 10 | -35 | 0.0",
             "6k1/pp3ppp/8/8/8/8/PPP2PPP/6K1 b - - 0 25 | 10 | 0.5",
         ];
-        let positions: Vec<_> = lines.iter().map(|l| parse_line(l).unwrap()).collect();
-        Batch::new(&positions)
+        lines.iter().map(|l| parse_line(l).unwrap()).collect()
+    }
+
+    /// A small batch of [`batch_positions`].
+    fn batch() -> Batch {
+        Batch::new(&batch_positions())
+    }
+
+    /// A net read into a model and quantised again is the same net, byte for byte, and
+    /// the model evaluates as the net does.
+    #[test]
+    fn a_net_read_into_a_model_quantises_back_to_itself() {
+        let net = crate::nnue::default_network();
+        let model = Model::from_network(&net);
+        assert!(model.quantize().to_bytes() == net.to_bytes());
+        let simd = crate::nnue::simd::Simd::detect();
+        for p in batch_positions() {
+            let (features, n) = p.features();
+            let int = crate::nnue::to_internal(net.evaluate(simd, &p.board(), p.turn()));
+            let float = model.evaluate(&features, n);
+            assert!((f64::from(int) - f64::from(float)).abs() < 2.0, "{int} against {float}");
+        }
     }
 
     /// The gradient of [`Model::gradients`] matches central differences of the batch's
