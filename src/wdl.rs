@@ -34,11 +34,11 @@ pub struct WdlModel {
 }
 
 /// The model in use, from `nue wdl-fit --positions 400000 --iterations 2000` (400,000
-/// positions of `../shared/data`, seed 1) with the default net, `nn-db7bfa3b19cb`. The
+/// positions of `../shared/data`, seed 1) with the default net, `nn-de5cc0bbdda6`. The
 /// data's games are fast and begin with random moves, so they are rarely drawn: so is
 /// the model (a level start position shows about 43 % wins, 14 % draws, 43 % losses).
 pub const FITTED: WdlModel =
-    WdlModel { a: [589.6, -548.2, -193.5, 253.7], b: [208.2, 117.0, 55.6, -16.7] };
+    WdlModel { a: [595.7, -553.9, -196.3, 255.9], b: [210.4, 116.0, 54.1, -18.4] };
 
 /// The material measure of the model: pawns 1, minor pieces 3, rooks 5, queens 9.
 pub fn material(pos: &Chess) -> u32 {
