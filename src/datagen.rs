@@ -16,10 +16,16 @@
 //! killed run loses only its games in progress. Game `i` draws its randomness from the
 //! seed and `i` alone, so a one-thread run reproduces exactly, and a run appending to a
 //! file continues the numbering where the file ends.
+//!
+//! The binary stops a run on SIGINT or SIGTERM ([`stop_on_signal`]) as `--seconds` does:
+//! no new game starts, the games in progress are dropped, and the summary is printed; a
+//! second signal ends the process at once. A UCI player runs in its own process group,
+//! so Ctrl-C in a terminal reaches only `nue`, which then closes the engine itself.
 
 use std::{
     collections::HashMap,
     io::{BufRead, BufReader, BufWriter, Write},
+    os::unix::process::CommandExt,
     path::PathBuf,
     process::{Child, ChildStdin, ChildStdout, Command, Stdio},
     sync::{
@@ -51,7 +57,7 @@ pub struct DatagenArgs {
     /// The chain file to append games to (`.chain.txt.gz`).
     #[arg(long)]
     pub out: PathBuf,
-    /// Games to add (default: no limit; stop with `--seconds` or by killing the run).
+    /// Games to add (default: no limit; stop with `--seconds`, Ctrl-C or SIGTERM).
     #[arg(long)]
     pub games: Option<u64>,
     /// Start no game after this many seconds, and drop the games still in progress.
@@ -198,6 +204,7 @@ impl UciPlayer {
     /// Starts `path`, sets `options` (`NAME=VALUE`) and waits until it is ready.
     pub fn start(path: &std::path::Path, options: &[String], go: String) -> Result<UciPlayer> {
         let mut child = Command::new(path)
+            .process_group(0)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -606,10 +613,15 @@ pub fn run(args: &DatagenArgs) -> Result<Summary> {
     let deadline = args.seconds.map(|s| Instant::now() + Duration::from_secs(s));
     let next_index = AtomicU64::new(first);
     let stop = AtomicBool::new(false);
-    let abandon = || stop.load(Relaxed) || deadline.is_some_and(|d| Instant::now() >= d);
+    let abandon = || {
+        stop.load(Relaxed)
+            || SIGNALLED.load(Relaxed)
+            || deadline.is_some_and(|d| Instant::now() >= d)
+    };
 
     let bar = progress_bar(args.games, args.seconds);
     let start_time = Instant::now();
+    let mut last_line = start_time;
     let mut summary = Summary::default();
     let mut endings: HashMap<Ending, u64> = HashMap::new();
     let (tx, rx) = mpsc::sync_channel::<Result<Played>>(4 * args.threads);
@@ -678,6 +690,11 @@ pub fn run(args: &DatagenArgs) -> Result<Summary> {
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
             }
             update_bar(&bar, &summary, start_time, args.games, args.seconds);
+            // Without a terminal the bar is hidden: a log gets a line a minute instead.
+            if bar.is_hidden() && last_line.elapsed() >= PROGRESS_LINE_EVERY {
+                last_line = Instant::now();
+                eprintln!("{}", progress_message(&summary, start_time));
+            }
         }
         error
     });
@@ -688,6 +705,9 @@ pub fn run(args: &DatagenArgs) -> Result<Summary> {
     if let Some(e) = error {
         eprintln!("{} games written before the error", summary.games);
         return Err(e);
+    }
+    if SIGNALLED.load(Relaxed) {
+        eprintln!("stopped by a signal; the games in progress were dropped");
     }
     eprintln!(
         "{}: {} games, {} positions in {:.0} s ({:.0} positions/s); {} openings discarded",
@@ -701,6 +721,24 @@ pub fn run(args: &DatagenArgs) -> Result<Summary> {
     let endings: Vec<String> = summary.endings.iter().map(|(e, n)| format!("{e:?} {n}")).collect();
     eprintln!("endings: {}", endings.join(", "));
     Ok(summary)
+}
+
+/// Set by the first SIGINT or SIGTERM once [`stop_on_signal`] is installed.
+static SIGNALLED: AtomicBool = AtomicBool::new(false);
+
+/// How often a run without a terminal prints its progress.
+const PROGRESS_LINE_EVERY: Duration = Duration::from_secs(60);
+
+/// Makes SIGINT and SIGTERM stop [`run`] the way `--seconds` does (the summary is still
+/// printed); a second signal exits at once with status 130. Once per process: the
+/// binary calls it, the tests do not.
+pub fn stop_on_signal() -> Result<()> {
+    ctrlc::set_handler(|| {
+        if SIGNALLED.swap(true, Relaxed) {
+            std::process::exit(130);
+        }
+    })
+    .context("cannot install the SIGINT/SIGTERM handler")
 }
 
 fn progress_bar(games: Option<u64>, seconds: Option<u64>) -> ProgressBar {
@@ -731,12 +769,17 @@ fn update_bar(
         (None, None) => summary.games,
     };
     bar.set_position(position);
-    bar.set_message(format!(
+    bar.set_message(progress_message(summary, start));
+}
+
+fn progress_message(summary: &Summary, start: Instant) -> String {
+    let elapsed = start.elapsed().as_secs_f64();
+    format!(
         "{} games, {} positions, {:.0} positions/s",
         summary.games,
         summary.positions,
         summary.positions as f64 / elapsed.max(1e-9)
-    ));
+    )
 }
 
 #[cfg(test)]

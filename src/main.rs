@@ -73,7 +73,10 @@ fn run(cli: Cli) -> Result<()> {
         }
         Some(Command::Perft { depth, fen }) => nue::tools::perft(depth, fen.as_deref()),
         Some(Command::Eval { fen, net }) => nue::tools::eval(fen.as_deref(), net.as_deref()),
-        Some(Command::Datagen(args)) => nue::datagen::run(&args).map(|_| ()),
+        Some(Command::Datagen(args)) => {
+            nue::datagen::stop_on_signal()?;
+            nue::datagen::run(&args).map(|_| ())
+        }
         Some(Command::Train(args)) => nue::train::run(&args).map(|_| ()),
         Some(Command::WdlFit(args)) => nue::wdl::run_fit(&args).map(|_| ()),
         Some(Command::Spsa) => {

@@ -1,11 +1,14 @@
 //! `nue datagen` end to end, through the binary: the chains it writes replay legally,
 //! their scores and results follow the adjudication rules, a seed reproduces a one-thread
-//! run, another UCI engine can play instead of Nue, and the data trains a net.
+//! run, another UCI engine can play instead of Nue, Ctrl-C stops a run cleanly, and the
+//! data trains a net.
 
 use std::{
     collections::HashMap,
+    os::unix::process::CommandExt,
     path::{Path, PathBuf},
-    process::Command,
+    process::{Command, Stdio},
+    time::{Duration, Instant},
 };
 
 use nue::{
@@ -161,6 +164,42 @@ fn a_uci_engine_can_play_and_label_from_a_book() {
         // Without --random-plies a book game starts at the book position itself.
         assert_eq!(game.start.turn(), Color::Black);
         assert_eq!(game.start.board().occupied().count(), 32);
+        assert_ending_follows_the_rules(game, &Rules::default());
+    }
+}
+
+/// Ctrl-C in a terminal sends SIGINT to the whole foreground process group. The run must
+/// end as `--seconds` ends it (summary printed, success, only whole games in the file),
+/// and the UCI engine it plays with must not be killed under it (that would be an error).
+#[test]
+fn ctrl_c_stops_a_run_with_its_summary_and_whole_games() {
+    let dir = temp_dir("sigint");
+    let out = dir.join("s.chain.txt.gz");
+    let engine = env!("CARGO_BIN_EXE_nue");
+    let child = Command::new(engine)
+        .args(["datagen", "--out", out.to_str().unwrap(), "--engine", engine, "--depth", "3"])
+        .args(["--threads", "2", "--seed", "4"])
+        .process_group(0)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The handler is in place before the file is created; wait for a first game.
+    let start = Instant::now();
+    while std::fs::metadata(&out).map_or(true, |m| m.len() == 0) {
+        assert!(start.elapsed() < Duration::from_secs(120), "no game written in 120 s");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let group = format!("-{}", child.id());
+    let status = Command::new("kill").args(["-INT", "--", &group]).status().unwrap();
+    assert!(status.success());
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "datagen failed after SIGINT:\n{stderr}");
+    assert!(stderr.contains("stopped by a signal"), "{stderr}");
+    let games = read_games(&out);
+    assert!(!games.is_empty());
+    assert!(stderr.contains(&format!("{} games,", games.len())), "{stderr}");
+    for game in &games {
         assert_ending_follows_the_rules(game, &Rules::default());
     }
 }
