@@ -198,7 +198,9 @@ fn ctrl_c_stops_a_run_with_its_summary_and_whole_games() {
     assert!(stderr.contains("stopped by a signal"), "{stderr}");
     let games = read_games(&out);
     assert!(!games.is_empty());
-    assert!(stderr.contains(&format!("{} games,", games.len())), "{stderr}");
+    // The summary line (not a progress line) counts exactly the games in the file.
+    let summary = format!("{}: {} games,", out.display(), games.len());
+    assert!(stderr.contains(&summary), "{stderr}");
     for game in &games {
         assert_ending_follows_the_rules(game, &Rules::default());
     }
