@@ -35,10 +35,11 @@ pub struct WdlModel {
 
 /// The model in use, from `nue wdl-fit --positions 400000 --iterations 2000` (400,000
 /// positions of `../shared/data`, seed 1) with `nn-de5cc0bbdda6`, the default before
-/// `nn-7fa111bea920`; refitted with that net the model gains nothing (log-likelihood
-/// −0.59206 against −0.59207), so it is kept. The data's games are fast and begin with
-/// random moves, so they are rarely drawn: so is the model (a level start position shows
-/// about 43 % wins, 14 % draws, 43 % losses).
+/// `nn-7fa111bea920`. Refitted with each later default it gains nothing (log-likelihood
+/// −0.59206 against −0.59207 with `nn-7fa1`, −0.59651 both with `nn-cc6ebeae1867`), so it
+/// is kept. The data's games are fast and begin with random moves, so they are rarely
+/// drawn: so is the model (a level start position shows about 43 % wins, 14 % draws,
+/// 43 % losses).
 pub const FITTED: WdlModel =
     WdlModel { a: [595.7, -553.9, -196.3, 255.9], b: [210.4, 116.0, 54.1, -18.4] };
 
