@@ -910,19 +910,29 @@ mod tests {
     }
 
     /// A net read into a model and quantised again is the same net, byte for byte, and
-    /// the model evaluates as the net does.
+    /// the model evaluates as the net does, up to rounding: the float pass sums in another
+    /// order, so a hidden activation near a step of the integer net's rounding may land on
+    /// the other side of it and move the output by a unit or two (on 20,000 held-out
+    /// positions the default nets differ by 0.6 units on average, 13 at most). A mistake
+    /// in reading the layers or their scales moves it by tens or hundreds.
     #[test]
     fn a_net_read_into_a_model_quantises_back_to_itself() {
         let net = crate::nnue::default_network();
         let model = Model::from_network(&net);
         assert!(model.quantize().to_bytes() == net.to_bytes());
         let simd = crate::nnue::simd::Simd::detect();
-        for p in batch_positions() {
+        let positions = batch_positions();
+        let mut total = 0.0;
+        for p in &positions {
             let (features, n) = p.features();
             let int = crate::nnue::to_internal(net.evaluate(simd, &p.board(), p.turn()));
             let float = model.evaluate(&features, n);
-            assert!((f64::from(int) - f64::from(float)).abs() < 2.0, "{int} against {float}");
+            let diff = (f64::from(int) - f64::from(float)).abs();
+            assert!(diff < 16.0, "{int} against {float}");
+            total += diff;
         }
+        let mean = total / positions.len() as f64;
+        assert!(mean < 2.0, "mean difference {mean}");
     }
 
     /// The gradient of [`Model::gradients`] matches central differences of the batch's
