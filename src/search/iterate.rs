@@ -1,17 +1,15 @@
 //! Iterative deepening: one iteration after another, each within an aspiration window
-//! around the last score, the root's move loop, and the reports a GUI sees.
+//! around the last score, the root's record of each move, and the reports a GUI sees.
+//! The root itself is searched by the node search (`node.rs`) as a node of kind `Root`.
 
 use std::{sync::atomic::Ordering::Acquire, time::Duration};
 
-use shakmaty::Position;
-
-use super::{node::reduction, stack::Frame, Thread};
+use super::{node::Root, Thread};
 use crate::{
     api::Report,
-    movepick::is_noisy,
     params,
     time::soft_scale,
-    types::{Bound, INFINITE, MATE, MAX_PLY, ONE_PLY, TB_WIN_IN_MAX},
+    types::{Bound, INFINITE, MATE, MAX_PLY, TB_WIN_IN_MAX},
 };
 
 impl Thread<'_> {
@@ -126,7 +124,7 @@ impl Thread<'_> {
             (-INFINITE, INFINITE)
         };
         loop {
-            let score = self.search_root(alpha, beta, depth);
+            let score = self.search::<Root>(alpha, beta, depth, false);
             self.root_moves[self.pv_index..].sort_by_key(|rm| -rm.score);
             if self.should_stop() {
                 return;
@@ -177,74 +175,37 @@ impl Thread<'_> {
         }
     }
 
-    /// The root: every root move from the current MultiPV index on, the first with the
-    /// full window, the others with a null window (and a reduction when late and quiet)
-    /// and a full re-search when they beat alpha.
-    fn search_root(&mut self, mut alpha: i32, beta: i32, depth: i32) -> i32 {
-        if self.should_stop() {
-            return alpha;
-        }
-        let mut best = -INFINITE;
-        self.count_node();
-        let in_check = self.board.pos().is_check();
-        let static_eval = if in_check { -INFINITE } else { self.board.evaluate(self.shared.net) };
-        *self.frame(0) = Frame { static_eval, ..Frame::default() };
-        self.frame(1).killers = [None; 2];
-        self.frame(2).killers = [None; 2];
-        let alpha_start = alpha;
-        for i in self.pv_index..self.root_moves.len() {
-            let m = self.root_moves[i].mv;
-            self.make(m, 0);
-            self.pv.clear(1);
-            let gives_check = self.board.pos().is_check();
-            let new_depth = depth - 1 + i32::from(gives_check);
-            let quiet = !is_noisy(m);
-            let first = i == self.pv_index;
-            let mut score = -INFINITE;
-            if !first {
-                let r = if depth >= 3 && quiet && i - self.pv_index >= 3 {
-                    (reduction(depth, i - self.pv_index) / ONE_PLY - 1).max(0)
-                } else {
-                    0
-                };
-                score = -self.search::<false>(-alpha - 1, -alpha, new_depth - r, true);
-                if score > alpha && r > 0 {
-                    score = -self.search::<false>(-alpha - 1, -alpha, new_depth, true);
-                }
-            }
-            if first || score > alpha {
-                score = -self.search::<true>(-beta, -alpha, new_depth, false);
-            }
-            self.board.unmake();
-            if self.should_stop() {
-                return best.max(alpha_start);
-            }
-            let seldepth = self.seldepth;
-            let rm = &mut self.root_moves[i];
-            if first || score > alpha {
-                rm.score = score;
-                rm.seldepth = seldepth;
-                rm.bound = if score >= beta {
-                    Bound::Lower
-                } else if score <= alpha_start {
-                    Bound::Upper
-                } else {
-                    Bound::Exact
-                };
-                rm.pv.clear();
-                rm.pv.push(m);
-                rm.pv.extend_from_slice(self.pv.line(1));
+    /// Records what the root's search of root move `index` found: a move searched with the
+    /// full window (the first of its MultiPV line, or one that beat `alpha`) gets its
+    /// score, its bound against the window the root was searched with (`alpha_start`,
+    /// `beta`), its selective depth and its line; any other is worth less than the best
+    /// and is marked unsearched for this iteration.
+    pub(super) fn update_root_move(
+        &mut self,
+        index: usize,
+        score: i32,
+        alpha_start: i32,
+        alpha: i32,
+        beta: i32,
+    ) {
+        let first = index == self.pv_index;
+        let seldepth = self.seldepth;
+        let child_line = self.pv.line(1);
+        let rm = &mut self.root_moves[index];
+        if first || score > alpha {
+            rm.score = score;
+            rm.seldepth = seldepth;
+            rm.bound = if score >= beta {
+                Bound::Lower
+            } else if score <= alpha_start {
+                Bound::Upper
             } else {
-                rm.score = -INFINITE;
-            }
-            best = best.max(score);
-            if score > alpha {
-                alpha = score;
-                if score >= beta {
-                    break;
-                }
-            }
+                Bound::Exact
+            };
+            rm.pv.truncate(1);
+            rm.pv.extend_from_slice(child_line);
+        } else {
+            rm.score = -INFINITE;
         }
-        best
     }
 }

@@ -24,7 +24,10 @@ use std::{
 use shakmaty::{Move, Position};
 use shakmaty_syzygy::Wdl;
 
-use self::stack::{Frame, PvTable};
+use self::{
+    node::NodeType,
+    stack::{Frame, PvTable},
+};
 use crate::{
     api::{Control, SearchLimits},
     board::Board,
@@ -266,19 +269,23 @@ impl<'a> Thread<'a> {
     }
 
     /// What every node does first: count itself, start its line (PV nodes), and end at
-    /// once, with the score to return, when the search is stopping, the position is a
-    /// draw by repetition, the fifty-move rule (a mate on the hundredth half-move still
-    /// counts) or insufficient material, or the ply limit is reached.
+    /// once, with the score to return, when the search is stopping, or (below the root,
+    /// which must find a move) when the position is a draw by repetition, the fifty-move
+    /// rule (a mate on the hundredth half-move still counts) or insufficient material, or
+    /// the ply limit is reached.
     #[inline]
-    fn enter<const PV: bool>(&mut self, ply: usize, in_check: bool) -> Option<i32> {
+    fn enter<N: NodeType>(&mut self, ply: usize, in_check: bool) -> Option<i32> {
         // A stopped search counts no more nodes: a node limit is then exact.
         if self.should_stop() {
             return Some(0);
         }
         self.count_node();
-        if PV {
+        if N::PV {
             self.pv.clear(ply);
             self.seldepth = self.seldepth.max(ply);
+        }
+        if N::ROOT {
+            return None;
         }
         let pos = self.board.pos();
         if self.board.is_repetition()

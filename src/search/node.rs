@@ -39,7 +39,7 @@ fn lmr_formula(depth: usize, moves: usize) -> i32 {
 /// The reductions, looked up in a table built once (a tune build computes them each
 /// time, since its parameters change).
 #[inline]
-pub(super) fn reduction(depth: i32, moves: usize) -> i32 {
+fn reduction(depth: i32, moves: usize) -> i32 {
     let (depth, moves) = (depth.clamp(0, 63) as usize, moves.min(63));
     if cfg!(feature = "tune") {
         return lmr_formula(depth, moves);
@@ -53,6 +53,36 @@ pub(super) fn reduction(depth: i32, moves: usize) -> i32 {
 #[inline]
 fn lmp_limit(depth: i32, improving: bool) -> usize {
     ((params::lmp_base() + depth * depth) / (2 - i32::from(improving))) as usize
+}
+
+/// The kind of a node, fixed at compile time so that each kind gets its own code.
+pub(super) trait NodeType {
+    /// An open window (`beta - alpha > 1`): the node's line may become the principal
+    /// variation.
+    const PV: bool;
+    /// The root: its moves come from the root-move list, in the order of the last
+    /// iteration, and each one's score and line go back to it.
+    const ROOT: bool;
+}
+
+/// The root of the search (a PV node).
+pub(super) struct Root;
+/// A node on the principal variation, searched with an open window.
+pub(super) struct Pv;
+/// A null-window node, expected to fail high (a cut node) or low.
+pub(super) struct NonPv;
+
+impl NodeType for Root {
+    const PV: bool = true;
+    const ROOT: bool = true;
+}
+impl NodeType for Pv {
+    const PV: bool = true;
+    const ROOT: bool = false;
+}
+impl NodeType for NonPv {
+    const PV: bool = false;
+    const ROOT: bool = false;
 }
 
 /// Whether the side to move has a piece other than pawns and king (null-move guard:
@@ -85,10 +115,31 @@ impl Thread<'_> {
     // Alpha-beta
     // ------------------------------------------------------------------------------------
 
-    /// Principal variation search below the root. `PV` nodes have an open window
-    /// (`beta - alpha > 1`); the others are null-window probes, expected to fail high
-    /// (`cut_node`) or low.
-    pub(super) fn search<const PV: bool>(
+    /// The next move of a node's loop: at the root the next of the root list (counted by
+    /// `root_index`), elsewhere the picker's.
+    #[inline]
+    fn next_move<N: NodeType>(
+        &self,
+        picker: &mut MovePicker,
+        root_index: &mut usize,
+    ) -> Option<Move> {
+        if N::ROOT {
+            let m = self.root_moves.get(*root_index)?.mv;
+            *root_index += 1;
+            Some(m)
+        } else {
+            picker.next(self.board.pos(), &self.data.hist)
+        }
+    }
+
+    /// Principal variation search of the node at the current ply, of kind `N`: the root,
+    /// a PV node with an open window (`beta - alpha > 1`), or a null-window probe expected
+    /// to fail high (`cut_node`) or low. The root runs the steps of every PV node except
+    /// where it differs: no draw or mate-distance exit, no reduction of its own depth, no
+    /// pruning or singular extension, moves in the root list's order, each move's result
+    /// recorded in that list rather than in the table or the histories, an uncorrected
+    /// eval, and gentler late-move reductions (step 13).
+    pub(super) fn search<N: NodeType>(
         &mut self,
         mut alpha: i32,
         mut beta: i32,
@@ -99,20 +150,22 @@ impl Thread<'_> {
 
         // 1. Leaves go to the quiescence search.
         if depth <= 0 {
-            return self.qsearch::<PV>(alpha, beta);
+            return self.qsearch::<N>(alpha, beta);
         }
         // 2. Draws by repetition or the fifty-move rule, and the ply limit.
         let in_check = self.board.pos().is_check();
-        if let Some(score) = self.enter::<PV>(ply, in_check) {
+        if let Some(score) = self.enter::<N>(ply, in_check) {
             return score;
         }
 
         // 3. Mate distance pruning: no line from here can beat a mate already found
         //    closer to the root.
-        alpha = alpha.max(mated_in(ply));
-        beta = beta.min(-mated_in(ply + 1));
-        if alpha >= beta {
-            return alpha;
+        if !N::ROOT {
+            alpha = alpha.max(mated_in(ply));
+            beta = beta.min(-mated_in(ply + 1));
+            if alpha >= beta {
+                return alpha;
+            }
         }
 
         // 4. Transposition table. A deep enough stored bound ends a non-PV node at once.
@@ -122,9 +175,13 @@ impl Thread<'_> {
         let key = self.board.key();
         let hit = if excluded.is_none() { self.shared.tt.probe(key, ply) } else { None };
         let tt_move = self.tt_move(hit);
-        let tt_pv = PV || hit.is_some_and(|h| h.pv);
+        let tt_pv = N::PV || hit.is_some_and(|h| h.pv);
         if let Some(h) = hit {
-            if !PV && h.depth >= depth && h.cuts(alpha, beta) && self.board.pos().halfmoves() < 90 {
+            if !N::PV
+                && h.depth >= depth
+                && h.cuts(alpha, beta)
+                && self.board.pos().halfmoves() < 90
+            {
                 return h.score;
             }
         }
@@ -152,10 +209,10 @@ impl Thread<'_> {
                     );
                     return score;
                 }
-                if PV && bound == Bound::Lower {
+                if N::PV && bound == Bound::Lower {
                     tb_floor = score;
                     alpha = alpha.max(score);
-                } else if PV {
+                } else if N::PV {
                     max_score = score;
                 }
             }
@@ -169,8 +226,12 @@ impl Thread<'_> {
         //    bolder, since the side to move is doing better.
         //    The table keeps the network's eval; the search uses it corrected by the
         //    correction history (how far evals of this pawn structure missed lately).
+        //    The root's eval serves only its grandchildren's "improving": it is the
+        //    network's, uncorrected.
         let raw_eval = if in_check || excluded.is_some() {
             -INFINITE
+        } else if N::ROOT {
+            self.board.evaluate(self.shared.net)
         } else if let Some(h) = hit.filter(|h| h.eval.abs() < EVAL_LIMIT) {
             h.eval
         } else {
@@ -194,6 +255,8 @@ impl Thread<'_> {
             -INFINITE
         } else if excluded.is_some() {
             self.frame(ply).static_eval
+        } else if N::ROOT {
+            raw_eval
         } else {
             self.data.hist.corrected_eval(self.board.turn(), pawn_key, raw_eval, EVAL_LIMIT)
         };
@@ -204,20 +267,24 @@ impl Thread<'_> {
         };
         self.frame(ply).static_eval = static_eval;
         self.frame(ply + 2).killers = [None; 2];
+        if N::ROOT {
+            self.frame(ply + 1).killers = [None; 2];
+        }
         let double_extensions =
             if ply > 0 { self.stack[ply + STACK_OFFSET - 1].double_ext } else { 0 };
         self.frame(ply).double_ext = double_extensions;
 
         // 6. Internal iterative reduction: without a stored move this node was never
         //    searched, so its ordering is poor; search it shallower first.
-        if depth >= params::iir_min_depth() && tt_move.is_none() && (PV || cut_node) {
+        if !N::ROOT && depth >= params::iir_min_depth() && tt_move.is_none() && (N::PV || cut_node)
+        {
             depth -= 1;
         }
 
-        if !PV && !in_check && excluded.is_none() {
+        if !N::PV && !in_check && excluded.is_none() {
             // 7. Razoring: far below alpha at low depth, only captures can save the node.
             if depth <= 2 && eval + params::razor_margin() * depth < alpha {
-                let score = self.qsearch::<false>(alpha, alpha + 1);
+                let score = self.qsearch::<NonPv>(alpha, alpha + 1);
                 if score <= alpha {
                     return score;
                 }
@@ -249,7 +316,7 @@ impl Thread<'_> {
                 frame.mv = None;
                 frame.ctx = None;
                 self.board.make_null();
-                let score = -self.search::<false>(-beta, -beta + 1, depth - r, !cut_node);
+                let score = -self.search::<NonPv>(-beta, -beta + 1, depth - r, !cut_node);
                 self.board.unmake();
                 if self.should_stop() {
                     return 0;
@@ -260,7 +327,8 @@ impl Thread<'_> {
             }
         }
 
-        // 10. The move loop.
+        // 10. The move loop. The root takes its moves from the root list, best of the last
+        //     iteration first, from the current MultiPV line on.
         let prev = self.prev_contexts(ply);
         let hints = OrderingHints { tt_move, killers: self.frame(ply).killers, prev };
         let mut picker = MovePicker::new(self.board.pos(), hints, &self.data.hist, true);
@@ -272,9 +340,10 @@ impl Thread<'_> {
         let mut quiets_tried: ArrayVec<Move, 64> = ArrayVec::new();
         let mut noisy_tried: ArrayVec<Move, 32> = ArrayVec::new();
         let original_alpha = alpha;
-        let may_prune = has_pieces(self.board.pos());
+        let may_prune = !N::ROOT && has_pieces(self.board.pos());
+        let mut root_index = self.pv_index;
 
-        while let Some(m) = picker.next(self.board.pos(), &self.data.hist) {
+        while let Some(m) = self.next_move::<N>(&mut picker, &mut root_index) {
             if Some(m) == excluded {
                 continue;
             }
@@ -326,7 +395,7 @@ impl Thread<'_> {
             //     other move fails well below its score), it deserves a deeper look; when
             //     even without it the node beats beta, the node is cut (multi-cut).
             let mut extension = 0;
-            if ply < 2 * self.root_depth as usize {
+            if !N::ROOT && ply < 2 * self.root_depth as usize {
                 if let Some(h) = hit.filter(|h| {
                     Some(m) == tt_move
                         && depth >= params::singular_min_depth()
@@ -338,7 +407,7 @@ impl Thread<'_> {
                 }) {
                     let singular_beta = h.score - params::singular_margin() * depth;
                     self.frame(ply).excluded = Some(m);
-                    let score = self.search::<false>(
+                    let score = self.search::<NonPv>(
                         singular_beta - 1,
                         singular_beta,
                         (depth - 1) / 2,
@@ -350,7 +419,7 @@ impl Thread<'_> {
                     }
                     if score < singular_beta {
                         extension = 1;
-                        if !PV
+                        if !N::PV
                             && score < singular_beta - params::double_ext_margin()
                             && double_extensions < MAX_DOUBLE_EXTENSIONS
                         {
@@ -366,7 +435,7 @@ impl Thread<'_> {
             }
 
             self.make(m, ply);
-            if PV {
+            if N::PV {
                 // A child searched only with a null window leaves no line of its own; an
                 // older sibling's must not be taken for it.
                 self.pv.clear(ply + 1);
@@ -380,10 +449,25 @@ impl Thread<'_> {
 
             // 13. Late move reductions: moves late in the order are searched shallower
             //     with a null window, and again at full depth only if they beat alpha.
+            //     The root reduces only quiet moves from the fourth on, by a ply less.
             let mut score;
-            if depth >= 2 && moves_searched > usize::from(PV) && (quiet || !tt_pv) {
+            if N::ROOT && moves_searched > 0 {
+                let r = if depth >= 3 && quiet && moves_searched >= 3 {
+                    (reduction(depth, moves_searched) / ONE_PLY - 1).max(0)
+                } else {
+                    0
+                };
+                score = -self.search::<NonPv>(-alpha - 1, -alpha, new_depth - r, true);
+                if score > alpha && r > 0 {
+                    score = -self.search::<NonPv>(-alpha - 1, -alpha, new_depth, true);
+                }
+            } else if !N::ROOT
+                && depth >= 2
+                && moves_searched > usize::from(N::PV)
+                && (quiet || !tt_pv)
+            {
                 let mut r = reduction(depth, moves_searched);
-                r += i32::from(!PV) * params::lmr_non_pv();
+                r += i32::from(!N::PV) * params::lmr_non_pv();
                 r -= i32::from(tt_pv) * params::lmr_tt_pv();
                 r += i32::from(cut_node) * params::lmr_cut_node();
                 r -= i32::from(gives_check) * params::lmr_gives_check();
@@ -391,31 +475,35 @@ impl Thread<'_> {
                 r -= i32::from(improving) * params::lmr_improving();
                 r -= history / params::lmr_history_divisor() * ONE_PLY;
                 let reduced = (new_depth - r.max(0) / ONE_PLY).clamp(1, new_depth.max(1));
-                score = -self.search::<false>(-alpha - 1, -alpha, reduced, true);
+                score = -self.search::<NonPv>(-alpha - 1, -alpha, reduced, true);
                 if score > alpha && reduced < new_depth {
-                    score = -self.search::<false>(-alpha - 1, -alpha, new_depth, !cut_node);
+                    score = -self.search::<NonPv>(-alpha - 1, -alpha, new_depth, !cut_node);
                 }
-            } else if !PV || moves_searched > 0 {
-                score = -self.search::<false>(-alpha - 1, -alpha, new_depth, !cut_node);
+            } else if !N::PV || moves_searched > 0 {
+                score = -self.search::<NonPv>(-alpha - 1, -alpha, new_depth, !cut_node);
             } else {
                 score = -INFINITE;
             }
             // PVS: the first move of a PV node, and any later move that lands inside the
-            // window, gets the full window.
-            if PV && (moves_searched == 0 || (score > alpha && score < beta)) {
-                score = -self.search::<true>(-beta, -alpha, new_depth, false);
+            // window, gets the full window; at the root also one that fails high, so that
+            // its line is whole.
+            if N::PV && (moves_searched == 0 || (score > alpha && (N::ROOT || score < beta))) {
+                score = -self.search::<Pv>(-beta, -alpha, new_depth, false);
             }
             self.board.unmake();
             moves_searched += 1;
             if self.should_stop() {
                 return 0;
             }
+            if N::ROOT {
+                self.update_root_move(root_index - 1, score, original_alpha, alpha, beta);
+            }
 
             if score > best_score {
                 best_score = score;
                 if score > alpha {
                     best_move = Some(m);
-                    if PV {
+                    if N::PV {
                         self.pv.update(ply, m);
                     }
                     if score >= beta {
@@ -443,8 +531,8 @@ impl Thread<'_> {
         }
 
         // 15. Learn from a cutoff: reward the move that caused it, punish the ones tried
-        //     before it.
-        if let Some(best) = best_move.filter(|_| best_score >= beta) {
+        //     before it. Not at the root, whose cutoffs are aspiration-window failures.
+        if let Some(best) = best_move.filter(|_| !N::ROOT && best_score >= beta) {
             let b =
                 bonus(depth + i32::from(best_score > beta + params::history_bonus_extra_margin()));
             let hist = &mut self.data.hist;
@@ -466,14 +554,15 @@ impl Thread<'_> {
             }
         }
 
-        // 16. Store the result (within what the tables allow).
-        if PV {
+        // 16. Store the result (within what the tables allow). Not the root's: the root
+        //     records its moves' results in the root list.
+        if N::PV {
             best_score = best_score.min(max_score);
         }
-        if excluded.is_none() {
+        if excluded.is_none() && !N::ROOT {
             let bound = if best_score >= beta {
                 Bound::Lower
-            } else if PV && best_score > original_alpha {
+            } else if N::PV && best_score > original_alpha {
                 Bound::Exact
             } else {
                 Bound::Upper
@@ -502,21 +591,22 @@ impl Thread<'_> {
     /// Searches captures (all moves when in check) until the position is quiet, so that
     /// no leaf is evaluated in the middle of an exchange. The side to move may "stand
     /// pat" on its static evaluation instead of capturing.
-    pub(super) fn qsearch<const PV: bool>(&mut self, mut alpha: i32, beta: i32) -> i32 {
+    /// Only `N::PV` matters here: the root is never a quiescence node.
+    pub(super) fn qsearch<N: NodeType>(&mut self, mut alpha: i32, beta: i32) -> i32 {
         let ply = self.board.ply();
         let in_check = self.board.pos().is_check();
-        if let Some(score) = self.enter::<PV>(ply, in_check) {
+        if let Some(score) = self.enter::<N>(ply, in_check) {
             return score;
         }
 
         let key = self.board.key();
         let hit = self.shared.tt.probe(key, ply);
-        if let Some(h) = hit.filter(|_| !PV) {
+        if let Some(h) = hit.filter(|_| !N::PV) {
             if h.cuts(alpha, beta) {
                 return h.score;
             }
         }
-        let tt_pv = PV || hit.is_some_and(|h| h.pv);
+        let tt_pv = N::PV || hit.is_some_and(|h| h.pv);
 
         // Stand pat, on the corrected eval (the table keeps the network's).
         let raw_eval;
@@ -580,7 +670,7 @@ impl Thread<'_> {
                 }
             }
             self.make(m, ply);
-            let score = -self.qsearch::<PV>(-beta, -alpha);
+            let score = -self.qsearch::<N>(-beta, -alpha);
             self.board.unmake();
             moves_searched += 1;
             if self.should_stop() {
@@ -590,7 +680,7 @@ impl Thread<'_> {
                 best_score = score;
                 if score > alpha {
                     best_move = Some(m);
-                    if PV {
+                    if N::PV {
                         self.pv.update(ply, m);
                     }
                     if score >= beta {
