@@ -1,18 +1,20 @@
 //! Whole games of the engine against itself at a fast time control, refereed here: every
-//! move must be legal and arrive before its side's clock runs out, and the game must go
-//! on to an end the rules define. One game on one thread a side, one on two.
+//! move must be legal and arrive before its side's clock runs out, and each game must go
+//! on to an end the rules define. Games follow one another, from the openings below,
+//! until enough plies have been played on the clock; on one thread a side, and on two.
 
 mod common;
 
 use std::time::{Duration, Instant};
 
 use common::engine::{best_move, Engine};
-use nue::engine::parse_move;
-use shakmaty::{zobrist::Zobrist64, Chess, Color, EnPassantMode, Position};
+use nue::engine::{parse_move, parse_position};
+use shakmaty::{zobrist::Zobrist64, CastlingMode, Color, EnPassantMode, Position};
 
-/// Plays a game of the engine against itself at 2+0.02, both sides on `threads` threads,
-/// and returns its plies and how it ended. Panics on an illegal move or a time loss.
-fn self_play(threads: usize) -> (usize, String) {
+/// Plays a game of the engine against itself at 2+0.02 from `fen`, both sides on
+/// `threads` threads, and returns its plies and how it ended. Panics on an illegal move or
+/// a time loss.
+fn self_play(threads: usize, fen: &str) -> (usize, String) {
     let mut players = [Engine::start(), Engine::start()];
     for p in &mut players {
         p.send("uci");
@@ -23,7 +25,7 @@ fn self_play(threads: usize) -> (usize, String) {
     }
     let increment = 20u64;
     let mut clock = [2000u64, 2000u64];
-    let mut pos = Chess::default();
+    let mut pos = parse_position(fen, CastlingMode::Standard).expect("a legal opening");
     let mut moves: Vec<String> = Vec::new();
     let mut keys = vec![pos.zobrist_hash::<Zobrist64>(EnPassantMode::Legal)];
     let verdict = loop {
@@ -42,7 +44,7 @@ fn self_play(threads: usize) -> (usize, String) {
         }
         let side = usize::from(pos.turn() == Color::Black);
         let player = &mut players[side];
-        player.send(&format!("position startpos moves {}", moves.join(" ")));
+        player.send(&format!("position fen {fen} moves {}", moves.join(" ")));
         let start = Instant::now();
         let lines = player.go(
             &format!("go wtime {} btime {} winc {increment} binc {increment}", clock[0], clock[1]),
@@ -67,20 +69,49 @@ fn self_play(threads: usize) -> (usize, String) {
     (moves.len(), verdict)
 }
 
-/// From the start position, neither side of a sound engine blunders into mate or a
-/// repetition within 20 moves; a game that ends sooner means a broken search or clock.
-const SHORTEST_GAME: usize = 40;
+/// Openings for the games: the start position first, then two unbalanced ones, so that
+/// a game drawn early by repetition (legal chess in self-play) is followed by one that
+/// is not played the same way.
+const OPENINGS: [&str; 3] = [
+    "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+    "rnbqkb1r/pp1p1ppp/4pn2/2p5/2PP4/5N2/PP2PPPP/RNBQKB1R w KQkq - 0 4",
+    "r1bqkbnr/pp1ppp1p/2n3p1/2p5/4P3/2N3P1/PPPP1P1P/R1BQKBNR w KQkq - 0 4",
+];
 
-#[test]
-fn a_fast_game_against_itself_ends_without_a_time_loss() {
-    let _lock = common::timed();
-    let (plies, verdict) = self_play(1);
-    assert!(plies >= SHORTEST_GAME, "game over after {plies} plies: {verdict}");
+/// Plies played on the clock in all, over as many games as that takes: a game's worth,
+/// so that the clock handling is exercised from a full clock down to its reserve.
+const CLOCK_PLIES: usize = 60;
+
+/// From a level opening neither side of a sound engine is mated within 20 moves: a
+/// decisive game shorter than this means a broken search.
+const SHORTEST_DECISIVE_GAME: usize = 40;
+
+/// Self-play games on `threads` threads a side, from the openings in turn, until
+/// [`CLOCK_PLIES`] plies have been played.
+fn games_on_the_clock(threads: usize) {
+    let mut played = 0;
+    for fen in OPENINGS.iter().cycle().take(10) {
+        let (plies, verdict) = self_play(threads, fen);
+        assert!(
+            plies >= SHORTEST_DECISIVE_GAME || !verdict.starts_with("Decisive"),
+            "{fen}: mated after {plies} plies: {verdict}"
+        );
+        played += plies;
+        if played >= CLOCK_PLIES {
+            return;
+        }
+    }
+    panic!("only {played} plies in ten games: every game ended almost at once");
 }
 
 #[test]
-fn a_fast_game_on_two_threads_a_side_ends_without_a_time_loss() {
+fn fast_games_against_itself_end_without_a_time_loss() {
     let _lock = common::timed();
-    let (plies, verdict) = self_play(2);
-    assert!(plies >= SHORTEST_GAME, "game over after {plies} plies: {verdict}");
+    games_on_the_clock(1);
+}
+
+#[test]
+fn fast_games_on_two_threads_a_side_end_without_a_time_loss() {
+    let _lock = common::timed();
+    games_on_the_clock(2);
 }
