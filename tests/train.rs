@@ -58,6 +58,8 @@ fn args(data: PathBuf, out: &Path, epochs: usize) -> TrainArgs {
         lambda: 0.75,
         scale: None,
         validation: 2000,
+        validation_data: Vec::new(),
+        validate_only: false,
         seed: 11,
         resume: false,
         stop_after: None,
@@ -171,4 +173,51 @@ fn a_run_started_from_a_net_continues_that_net() {
     let err = train::run(&TrainArgs { init: Some(dir.join("none.nnue")), ..args(data, &dir, 1) })
         .unwrap_err();
     assert!(format!("{err:#}").contains("none.nnue"), "{err:#}");
+}
+
+#[test]
+fn a_validation_file_gives_every_run_the_same_held_out_games() {
+    let dir = temp_dir("validation-file");
+    let data = sample_data(&dir, 8_000);
+    let held = dir.join("held.txt.gz");
+    std::fs::copy(&data, &held).unwrap();
+    let start = dir.join("start.nnue");
+    std::fs::write(&start, nue::nnue::default_network().to_bytes()).unwrap();
+    let with_file = |out: &str| TrainArgs {
+        validation_data: vec![held.clone()],
+        validation: 500,
+        scale: Some(400.0),
+        ..args(data.clone(), &dir.join(out), 1)
+    };
+
+    // Validating the start net reads no training data: a missing --data file is no error,
+    // and the loss is that of the net's first epoch without steps.
+    let only = TrainArgs {
+        init: Some(start.clone()),
+        validate_only: true,
+        data: vec![dir.join("absent.txt.gz")],
+        ..with_file("only")
+    };
+    let validated = train::run(&only).unwrap();
+    assert_eq!(validated.net, start);
+    assert!(!dir.join("only/run/log.tsv").exists(), "--validate-only trained");
+    let still = train::run(&TrainArgs { init: Some(start.clone()), lr: 0.0, ..with_file("still") })
+        .unwrap();
+    assert_eq!(validated.validation_loss, still.validation_loss);
+
+    // The held-out set is the file's tail, whatever the training data: training on a
+    // different slice leaves the loss of the untouched start net the same.
+    let other = sample_data(&temp_dir("validation-file-other"), 3_000);
+    let elsewhere = train::run(&TrainArgs {
+        init: Some(start.clone()),
+        lr: 0.0,
+        data: vec![other],
+        ..with_file("elsewhere")
+    })
+    .unwrap();
+    assert_eq!(elsewhere.validation_loss, still.validation_loss);
+
+    // Nothing to validate is a clear error.
+    let err = train::run(&TrainArgs { validate_only: true, ..with_file("none") }).unwrap_err();
+    assert!(format!("{err:#}").contains("--validate-only needs a net"), "{err:#}");
 }

@@ -69,9 +69,21 @@ pub struct TrainArgs {
     /// data's results when not given.
     #[arg(long)]
     pub scale: Option<f32>,
-    /// Positions held out for validation: the last games of each data file.
+    /// Positions held out for validation: the last games of each data file, or of the
+    /// `--validation-data` files when they are given.
     #[arg(long, default_value_t = 200_000)]
     pub validation: usize,
+    /// Files (or folders) of games kept apart for validation: the last `--validation`
+    /// positions of these files, in proportion to their sizes, are the validation set,
+    /// and nothing of `--data` is held out. The same files give every run the same
+    /// validation set, so that losses compare across nets trained on different data.
+    #[arg(long = "validation-data", num_args = 1..)]
+    pub validation_data: Vec<PathBuf>,
+    /// Report the validation loss of the `--init` net (or of the checkpoint with
+    /// `--resume`) and stop, without training. With `--validation-data` the training data
+    /// is not read, and the sigmoid scale (unless `--scale`) is fitted on the validation set.
+    #[arg(long)]
+    pub validate_only: bool,
     /// Seed of the initial weights and of every shuffle: the same seed and data reproduce
     /// the same net.
     #[arg(long, default_value_t = 1)]
@@ -122,25 +134,45 @@ pub fn run(args: &TrainArgs) -> Result<TrainReport> {
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))?;
 
-    let (mut training, validation) =
-        split(data::load_all(&args.data, &args.cache, &args.filter)?, args.validation);
+    let checkpoint = args.out.join("checkpoint.bin");
+    ensure!(
+        !args.validate_only || args.init.is_some() || (args.resume && checkpoint.exists()),
+        "--validate-only needs a net to validate: --init NET, or --resume with a checkpoint in {}",
+        args.out.display()
+    );
+    let (mut training, validation) = if args.validation_data.is_empty() {
+        split(data::load_all(&args.data, &args.cache, &args.filter)?, args.validation)
+    } else {
+        let held = data::load_all(&args.validation_data, &args.cache, &args.filter)?;
+        let training = if args.validate_only {
+            Vec::new()
+        } else {
+            data::load_all(&args.data, &args.cache, &args.filter)?.concat()
+        };
+        (training, tail(held, args.validation))
+    };
     Rng::new(args.seed).shuffle(&mut training);
     let (training, validation) = (&training[..], &validation[..]);
-    ensure!(!training.is_empty(), "no positions left to train on");
+    ensure!(!training.is_empty() || args.validate_only, "no positions left to train on");
+    ensure!(!validation.is_empty(), "no positions held out for validation");
     eprintln!("{} training positions, {} held out", training.len(), validation.len());
 
     let scale = match args.scale {
         Some(s) => s,
         None => {
-            let s = fit_scale(&training[..training.len().min(1_000_000)]);
+            let (sample, on) = if training.is_empty() {
+                (validation, "the validation set")
+            } else {
+                (training, "the training set")
+            };
+            let s = fit_scale(&sample[..sample.len().min(1_000_000)]);
             eprintln!(
-                "fitted sigmoid scale: {s:.1} internal units (σ(eval/scale) ~ expected result)"
+                "fitted sigmoid scale on {on}: {s:.1} internal units (σ(eval/scale) ~ expected result)"
             );
             s
         }
     };
 
-    let checkpoint = args.out.join("checkpoint.bin");
     let mut model = match &args.init {
         Some(path) => {
             let net = Network::load(path)?;
@@ -156,6 +188,15 @@ pub fn run(args: &TrainArgs) -> Result<TrainReport> {
     }
 
     let validation_batch = Batch::new(validation);
+    if args.validate_only {
+        let validation_loss = model.loss(&validation_batch, args.lambda, scale).mean();
+        eprintln!("validation loss {validation_loss:.6} (λ {}, scale {scale:.1})", args.lambda);
+        let net = model.quantize();
+        let quantization_error =
+            quantization_error(&model, &net, &validation[..validation.len().min(20_000)]);
+        let net = args.init.clone().unwrap_or(checkpoint);
+        return Ok(TrainReport { net, validation_loss, quantization_error });
+    }
     let steps_per_epoch = training.len().div_ceil(args.batch_size);
     let total_steps = (steps_per_epoch * args.epochs) as f64;
     let mut log =
@@ -256,6 +297,19 @@ pub fn split(sources: Vec<Vec<Packed>>, wanted: usize) -> (Vec<Packed>, Vec<Pack
         training.extend(positions);
     }
     (training, validation)
+}
+
+/// The last positions of each file, in proportion to its size, `wanted` in all (or every
+/// position when there are fewer): a validation set of whole games from files kept apart.
+pub fn tail(sources: Vec<Vec<Packed>>, wanted: usize) -> Vec<Packed> {
+    let total: usize = sources.iter().map(Vec::len).sum();
+    let held = wanted.min(total);
+    let mut validation = Vec::with_capacity(held);
+    for mut positions in sources {
+        let tail = (held as u128 * positions.len() as u128 / total.max(1) as u128) as usize;
+        validation.extend(positions.drain(positions.len() - tail..));
+    }
+    validation
 }
 
 /// `nn-<first 12 hex digits of sha256>.nnue`, the name Stockfish gives its nets.
