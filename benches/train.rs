@@ -10,7 +10,7 @@ use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use flate2::read::MultiGzDecoder;
 use nue::train::{
     data::{parse_line, Batch},
-    model::{Model, StepParams},
+    model::{Model, Objective, StepParams},
 };
 
 const BATCH: usize = 16384;
@@ -29,7 +29,8 @@ fn positions() -> Vec<nue::train::data::Packed> {
 fn train_step(c: &mut Criterion) {
     let batch = Batch::new(&positions());
     let mut model = Model::new(1);
-    let params = StepParams { lr: 1e-3, lambda: 0.75, scale: 400.0 };
+    let params =
+        StepParams { lr: 1e-3, lambda: 0.75, scale: 400.0, objective: Objective::CrossEntropy };
     let mut group = c.benchmark_group("train");
     group.sample_size(10);
     group.throughput(Throughput::Elements(batch.len() as u64));

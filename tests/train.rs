@@ -60,6 +60,7 @@ fn args(data: PathBuf, out: &Path, epochs: usize) -> TrainArgs {
         validation: 2000,
         validation_data: Vec::new(),
         validate_only: false,
+        loss_power: None,
         seed: 11,
         resume: false,
         stop_after: None,
@@ -220,4 +221,15 @@ fn a_validation_file_gives_every_run_the_same_held_out_games() {
     // Nothing to validate is a clear error.
     let err = train::run(&TrainArgs { validate_only: true, ..with_file("none") }).unwrap_err();
     assert!(format!("{err:#}").contains("--validate-only needs a net"), "{err:#}");
+}
+
+#[test]
+fn a_loss_power_outside_its_range_is_refused() {
+    let dir = temp_dir("power");
+    let data = sample_data(&dir, 100);
+    for bad in [1.0, 0.5, -2.0, 9.0, f32::NAN] {
+        let err = train::run(&TrainArgs { loss_power: Some(bad), ..args(data.clone(), &dir, 1) })
+            .unwrap_err();
+        assert!(format!("{err:#}").contains("--loss-power"), "{bad}: {err:#}");
+    }
 }

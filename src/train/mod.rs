@@ -20,14 +20,14 @@ use std::{
     time::Instant,
 };
 
-use anyhow::{ensure, Context, Result};
+use anyhow::{bail, ensure, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
 use self::{
     data::{Batch, Packed},
-    model::{Loss, Model, StepParams},
+    model::{Loss, Model, Objective, StepParams},
 };
 use crate::{
     nnue::{simd::Simd, to_internal, Network},
@@ -65,6 +65,11 @@ pub struct TrainArgs {
     /// Target blend: 1.0 trains on search scores only, 0.0 on game results only.
     #[arg(long, default_value_t = 0.75)]
     pub lambda: f32,
+    /// Train on |σ(eval/scale) − target|^P instead of the cross-entropy (P > 1; 2.5 is
+    /// nnue-pytorch's choice). The validation loss is reported as cross-entropy either
+    /// way, so runs compare; the train loss is the objective's.
+    #[arg(long)]
+    pub loss_power: Option<f32>,
     /// Sigmoid scale in internal units (win probability = σ(eval/scale)); fitted to the
     /// data's results when not given.
     #[arg(long)]
@@ -131,6 +136,11 @@ pub fn run(args: &TrainArgs) -> Result<TrainReport> {
     ensure!(args.epochs > 0, "--epochs must be at least 1");
     ensure!(args.batch_size > 0, "--batch-size must be at least 1");
     ensure!((0.0..=1.0).contains(&args.lambda), "--lambda must lie in 0..=1");
+    let objective = match args.loss_power {
+        None => Objective::CrossEntropy,
+        Some(p) if p > 1.0 && p <= 8.0 => Objective::Power(p),
+        Some(p) => bail!("--loss-power must lie above 1 and at most 8, not {p}"),
+    };
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))?;
 
@@ -226,7 +236,8 @@ pub fn run(args: &TrainArgs) -> Result<TrainReport> {
             };
             let progress = (epoch * steps_per_epoch + i) as f64 / total_steps;
             lr = cosine(args.lr, args.lr * args.final_lr, progress);
-            let loss = model.train_step(&batch, StepParams { lr, lambda: args.lambda, scale });
+            let loss =
+                model.train_step(&batch, StepParams { lr, lambda: args.lambda, scale, objective });
             epoch_loss.sum += loss.sum;
             epoch_loss.count += loss.count;
             bar.inc(indices.len() as u64);

@@ -142,6 +142,42 @@ pub struct StepParams {
     pub lambda: f32,
     /// Sigmoid scale in internal units: win probability = σ(eval / scale).
     pub scale: f32,
+    /// What the step minimises.
+    pub objective: Objective,
+}
+
+/// What training minimises, per position, between the predicted win probability σ(q)
+/// and the target probability p.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Objective {
+    /// Binary cross-entropy minus the target's entropy: zero for a perfect prediction.
+    CrossEntropy,
+    /// |σ(q) − p|^e for an exponent e > 1: above 2, large errors weigh more and small
+    /// ones less than in the cross-entropy (nnue-pytorch trains with e = 2.5).
+    Power(f32),
+}
+
+impl Objective {
+    /// The loss of prediction `q` (a logit) against target probability `p`.
+    fn value(self, p: f32, q: f32) -> f64 {
+        match self {
+            Objective::CrossEntropy => relative_entropy(p, q),
+            Objective::Power(e) => f64::from(sigmoid(q) - p).abs().powf(f64::from(e)),
+        }
+    }
+
+    /// The derivative of [`Objective::value`] by `q`.
+    #[inline(always)]
+    fn slope(self, p: f32, q: f32) -> f32 {
+        let s = sigmoid(q);
+        match self {
+            Objective::CrossEntropy => s - p,
+            Objective::Power(e) => {
+                let d = s - p;
+                e * d.abs().powf(e - 1.0) * d.signum() * s * (1.0 - s)
+            }
+        }
+    }
 }
 
 /// Adam's constants and the bias-corrected step size of the current step.
@@ -472,6 +508,11 @@ impl Model {
     /// and the blocks in order, so the result does not depend on how rayon splits the
     /// work (its splits follow work stealing, and float sums follow their grouping).
     pub fn loss(&self, batch: &Batch, lambda: f32, scale: f32) -> Loss {
+        self.loss_of(batch, lambda, scale, Objective::CrossEntropy)
+    }
+
+    /// As [`Model::loss`], measured by `objective`.
+    pub fn loss_of(&self, batch: &Batch, lambda: f32, scale: f32, objective: Objective) -> Loss {
         let indices: Vec<usize> = (0..batch.len()).collect();
         let blocks: Vec<Loss> = indices
             .par_chunks(SUM_BLOCK)
@@ -480,7 +521,7 @@ impl Model {
                 for &i in block {
                     let out = self.evaluate(&batch.features[i], usize::from(batch.counts[i]));
                     let p = target(batch.scores[i], batch.results[i], lambda, scale);
-                    loss.add(Loss { sum: relative_entropy(p, out / scale), count: 1 });
+                    loss.add(Loss { sum: objective.value(p, out / scale), count: 1 });
                 }
                 loss
             })
@@ -514,8 +555,8 @@ impl Model {
             // Loss on win probability: prediction σ(600·out/scale) against the blended target.
             let q = a.out * OUTPUT_SCALE / params.scale;
             let p = target(batch.scores[i], batch.results[i], params.lambda, params.scale);
-            loss.add(Loss { sum: relative_entropy(p, q), count: 1 });
-            let d_out = (sigmoid(q) - p) * OUTPUT_SCALE / params.scale * inv_batch;
+            loss.add(Loss { sum: params.objective.value(p, q), count: 1 });
+            let d_out = params.objective.slope(p, q) * OUTPUT_SCALE / params.scale * inv_batch;
 
             g.out_b += d_out;
             axpy(&mut g.out_w, d_out, &a.h2);
@@ -943,10 +984,21 @@ mod tests {
     /// on the plain float pass, whose backward code is the same.
     #[test]
     fn gradients_match_finite_differences() {
+        check_gradients(Objective::CrossEntropy);
+    }
+
+    /// The same check for the power loss, whose gradients are smaller: the output's
+    /// derivative carries a factor σ(q)(1 − σ(q)).
+    #[test]
+    fn power_loss_gradients_match_finite_differences() {
+        check_gradients(Objective::Power(2.5));
+    }
+
+    fn check_gradients(objective: Objective) {
         let batch = batch();
         let mut model = Model::new(5);
         model.quantization_aware = false;
-        let params = StepParams { lr: 1e-3, lambda: 0.6, scale: 400.0 };
+        let params = StepParams { lr: 1e-3, lambda: 0.6, scale: 400.0, objective };
         // A few steps first, so that the factoriser rows are no longer zero.
         for _ in 0..3 {
             model.train_step(&batch, params);
@@ -995,7 +1047,7 @@ mod tests {
             candidates.extend(best.into_iter().take(3));
         }
 
-        let loss = |m: &Model| m.loss(&batch, params.lambda, params.scale).mean();
+        let loss = |m: &Model| m.loss_of(&batch, params.lambda, params.scale, objective).mean();
         let mut checked = 0;
         for (param, analytic) in candidates {
             assert!(analytic.is_finite());
