@@ -218,6 +218,11 @@ fn a_validation_file_gives_every_run_the_same_held_out_games() {
     .unwrap();
     assert_eq!(elsewhere.validation_loss, still.validation_loss);
 
+    // A file both trained and validated on is refused, however it is named.
+    let twice = TrainArgs { data: vec![dir.clone()], ..with_file("twice") };
+    let err = train::run(&twice).unwrap_err();
+    assert!(format!("{err:#}").contains("both as --data and as --validation-data"), "{err:#}");
+
     // Nothing to validate is a clear error.
     let err = train::run(&TrainArgs { validate_only: true, ..with_file("none") }).unwrap_err();
     assert!(format!("{err:#}").contains("--validate-only needs a net"), "{err:#}");

@@ -150,6 +150,22 @@ pub fn run(args: &TrainArgs) -> Result<TrainReport> {
         "--validate-only needs a net to validate: --init NET, or --resume with a checkpoint in {}",
         args.out.display()
     );
+    if !args.validation_data.is_empty() && !args.validate_only {
+        let canonical = |paths: &[PathBuf]| -> Result<Vec<PathBuf>> {
+            data::expand(paths)?
+                .iter()
+                .map(|p| p.canonicalize().with_context(|| format!("cannot read {}", p.display())))
+                .collect()
+        };
+        let held = canonical(&args.validation_data)?;
+        if let Some(both) = canonical(&args.data)?.iter().find(|p| held.contains(p)) {
+            bail!(
+                "{} is given both as --data and as --validation-data: its games would be \
+                 trained on and validated on",
+                both.display()
+            );
+        }
+    }
     let (mut training, validation) = if args.validation_data.is_empty() {
         split(data::load_all(&args.data, &args.cache, &args.filter)?, args.validation)
     } else {
