@@ -316,27 +316,27 @@ pub fn run(args: &TrainArgs) -> Result<TrainReport> {
 /// set, and the validation loss would reward memorising them.
 pub fn split(sources: Vec<Vec<Packed>>, wanted: usize) -> (Vec<Packed>, Vec<Packed>) {
     let total: usize = sources.iter().map(Vec::len).sum();
-    let held = wanted.min(total / 10);
-    let (mut training, mut validation) = (Vec::with_capacity(total), Vec::with_capacity(held));
-    for mut positions in sources {
-        let tail = (held as u128 * positions.len() as u128 / total.max(1) as u128) as usize;
-        validation.extend(positions.drain(positions.len() - tail..));
-        training.extend(positions);
-    }
-    (training, validation)
+    take_tails(sources, wanted.min(total / 10))
 }
 
 /// The last positions of each file, in proportion to its size, `wanted` in all (or every
 /// position when there are fewer): a validation set of whole games from files kept apart.
 pub fn tail(sources: Vec<Vec<Packed>>, wanted: usize) -> Vec<Packed> {
     let total: usize = sources.iter().map(Vec::len).sum();
-    let held = wanted.min(total);
-    let mut validation = Vec::with_capacity(held);
+    take_tails(sources, wanted.min(total)).1
+}
+
+/// Splits off the last positions of each file, in proportion to its size, `held` in all:
+/// returns the rest and the tails, each in file order.
+fn take_tails(sources: Vec<Vec<Packed>>, held: usize) -> (Vec<Packed>, Vec<Packed>) {
+    let total: usize = sources.iter().map(Vec::len).sum();
+    let (mut rest, mut tails) = (Vec::with_capacity(total - held), Vec::with_capacity(held));
     for mut positions in sources {
         let tail = (held as u128 * positions.len() as u128 / total.max(1) as u128) as usize;
-        validation.extend(positions.drain(positions.len() - tail..));
+        tails.extend(positions.drain(positions.len() - tail..));
+        rest.extend(positions);
     }
-    validation
+    (rest, tails)
 }
 
 /// `nn-<first 12 hex digits of sha256>.nnue`, the name Stockfish gives its nets.
