@@ -36,8 +36,8 @@ pub struct WdlModel {
 /// The model in use, from `nue wdl-fit --positions 400000 --iterations 2000` (400,000
 /// positions of `../shared/data`, seed 1) with `nn-de5cc0bbdda6`, the default before
 /// `nn-7fa111bea920`. Refitted with each later default it gains nothing (log-likelihood
-/// −0.59206 against −0.59207 with `nn-7fa1`, −0.59651 both with `nn-cc6ebeae1867`), so it
-/// is kept. The data's games are fast and begin with random moves, so they are rarely
+/// −0.59206 against −0.59207 with `nn-7fa1`, −0.59651 both with `nn-cc6ebeae1867`, −0.59803
+/// against −0.59802 with `nn-3a9b0bc3845e`), so it is kept. The data's games are fast and begin with random moves, so they are rarely
 /// drawn: so is the model (a level start position shows about 43 % wins, 14 % draws,
 /// 43 % losses).
 pub const FITTED: WdlModel =
