@@ -321,9 +321,17 @@ pub fn split(sources: Vec<Vec<Packed>>, wanted: usize) -> (Vec<Packed>, Vec<Pack
 
 /// The last positions of each file, in proportion to its size, `wanted` in all (or every
 /// position when there are fewer): a validation set of whole games from files kept apart.
+/// Copies only the tails; the rest of each file is dropped.
 pub fn tail(sources: Vec<Vec<Packed>>, wanted: usize) -> Vec<Packed> {
     let total: usize = sources.iter().map(Vec::len).sum();
-    take_tails(sources, wanted.min(total)).1
+    let held = wanted.min(total);
+    let mut tails = Vec::with_capacity(held);
+    for positions in &sources {
+        tails.extend_from_slice(
+            &positions[positions.len() - tail_len(held, positions.len(), total)..],
+        );
+    }
+    tails
 }
 
 /// Splits off the last positions of each file, in proportion to its size, `held` in all:
@@ -332,11 +340,16 @@ fn take_tails(sources: Vec<Vec<Packed>>, held: usize) -> (Vec<Packed>, Vec<Packe
     let total: usize = sources.iter().map(Vec::len).sum();
     let (mut rest, mut tails) = (Vec::with_capacity(total - held), Vec::with_capacity(held));
     for mut positions in sources {
-        let tail = (held as u128 * positions.len() as u128 / total.max(1) as u128) as usize;
+        let tail = tail_len(held, positions.len(), total);
         tails.extend(positions.drain(positions.len() - tail..));
         rest.extend(positions);
     }
     (rest, tails)
+}
+
+/// A file's share of `held` tail positions: in proportion to its `len` of `total`, rounded down.
+fn tail_len(held: usize, len: usize, total: usize) -> usize {
+    (held as u128 * len as u128 / total.max(1) as u128) as usize
 }
 
 /// `nn-<first 12 hex digits of sha256>.nnue`, the name Stockfish gives its nets.
@@ -509,5 +522,14 @@ mod tests {
         assert_eq!(kept, rest);
         // Never more than a tenth of the data.
         assert_eq!(split(vec![numbered(1, 100)], 1000).1.len(), 10);
+    }
+
+    #[test]
+    fn a_validation_file_gives_the_same_tails_as_the_split() {
+        let sources = || vec![numbered(1, 100), numbered(2, 200)];
+        assert_eq!(tail(sources(), 30), split(sources(), 30).1);
+        // A file kept apart may be held out whole, but no more than it holds.
+        assert_eq!(tail(sources(), 1000).len(), 300);
+        assert_eq!(tail(sources(), 1000), sources().concat());
     }
 }
