@@ -37,10 +37,10 @@ pub struct WdlModel {
 /// positions of `../shared/data`, seed 1) with `nn-de5cc0bbdda6`, the default before
 /// `nn-7fa111bea920`. Refitted with each later default it gains nothing (log-likelihood
 /// −0.59206 against −0.59207 with `nn-7fa1`, −0.59651 both with `nn-cc6ebeae1867`, −0.59803
-/// against −0.59802 with `nn-3a9b0bc3845e`, −0.59965 against −0.59964 with `nn-3073bd0cd07a`),
-/// so it is kept. The data's games are fast and begin with random moves, so they are rarely
-/// drawn: so is the model (a level start position shows about 43 % wins, 14 % draws, 43 %
-/// losses).
+/// against −0.59802 with `nn-3a9b0bc3845e`, −0.59965 against −0.59964 with `nn-3073bd0cd07a`,
+/// −0.60065 against −0.60064 with `nn-32dec0e43266`), so it is kept. The data's games are fast
+/// and begin with random moves, so they are rarely drawn: so is the model (a level start position
+/// shows about 43 % wins, 14 % draws, 43 % losses).
 pub const FITTED: WdlModel =
     WdlModel { a: [595.7, -553.9, -196.3, 255.9], b: [210.4, 116.0, 54.1, -18.4] };
 
