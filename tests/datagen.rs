@@ -3,14 +3,17 @@
 //! run, another UCI engine can play instead of Nue, Ctrl-C stops a run cleanly, and the
 //! data trains a net.
 
+mod common;
+
 use std::{
     collections::HashMap,
     os::unix::process::CommandExt,
-    path::{Path, PathBuf},
+    path::Path,
     process::{Command, Stdio},
     time::{Duration, Instant},
 };
 
+use common::TempDir;
 use nue::{
     board::key_of,
     chain::{Game, Lines},
@@ -18,13 +21,6 @@ use nue::{
     nnue::Network,
 };
 use shakmaty::{Color, Position};
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("nue-datagen-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 /// Runs `nue` with `args` and returns its standard error; panics when it fails.
 fn nue(args: &[&str]) -> String {
@@ -112,7 +108,7 @@ fn assert_ending_follows_the_rules(game: &Game, rules: &Rules) {
 
 #[test]
 fn generated_chains_replay_legally_and_follow_the_rules() {
-    let dir = temp_dir("rules");
+    let dir = TempDir::new("rules");
     let out = dir.join("games.chain.txt.gz");
     let log = datagen(&out, 6, 5, &["--nodes", "400"]);
     assert!(log.contains("6 games"), "{log}");
@@ -133,7 +129,7 @@ fn generated_chains_replay_legally_and_follow_the_rules() {
 
 #[test]
 fn a_seed_reproduces_a_run_and_appending_continues_it() {
-    let dir = temp_dir("seed");
+    let dir = TempDir::new("seed");
     let (a, b) = (dir.join("a.chain.txt.gz"), dir.join("b.chain.txt.gz"));
     datagen(&a, 4, 9, &["--nodes", "300"]);
     datagen(&b, 2, 9, &["--nodes", "300"]);
@@ -150,7 +146,7 @@ fn a_seed_reproduces_a_run_and_appending_continues_it() {
 
 #[test]
 fn a_uci_engine_can_play_and_label_from_a_book() {
-    let dir = temp_dir("engine");
+    let dir = TempDir::new("engine");
     let book = dir.join("book.epd");
     std::fs::write(&book, "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1\n").unwrap();
     let out = dir.join("engine.chain.txt.gz");
@@ -173,7 +169,7 @@ fn a_uci_engine_can_play_and_label_from_a_book() {
 /// and the UCI engine it plays with must not be killed under it (that would be an error).
 #[test]
 fn ctrl_c_stops_a_run_with_its_summary_and_whole_games() {
-    let dir = temp_dir("sigint");
+    let dir = TempDir::new("sigint");
     let out = dir.join("s.chain.txt.gz");
     let engine = env!("CARGO_BIN_EXE_nue");
     let child = Command::new(engine)
@@ -208,7 +204,7 @@ fn ctrl_c_stops_a_run_with_its_summary_and_whole_games() {
 
 #[test]
 fn bad_datagen_options_are_refused_with_a_message() {
-    let dir = temp_dir("bad");
+    let dir = TempDir::new("bad");
     let out = dir.join("x.chain.txt.gz");
     let fail = |args: &[&str]| {
         let o = Command::new(env!("CARGO_BIN_EXE_nue")).args(args).output().unwrap();
@@ -227,7 +223,7 @@ fn bad_datagen_options_are_refused_with_a_message() {
 
 #[test]
 fn generated_data_trains_a_net_that_loads() {
-    let dir = temp_dir("train");
+    let dir = TempDir::new("train");
     let data = dir.join("d.chain.txt.gz");
     datagen(&data, 6, 21, &["--nodes", "300"]);
     let run = dir.join("run");

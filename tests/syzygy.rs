@@ -141,8 +141,7 @@ fn uci_options_take_good_paths_and_answer_bad_ones() {
     }
     let lines = e.ask("setoption name SyzygyPath value /nonexistent/syzygy");
     assert!(lines.iter().any(|l| l.contains("'/nonexistent/syzygy' is not a folder")), "{lines:?}");
-    let empty = std::env::temp_dir().join(format!("nue-no-tables-{}", std::process::id()));
-    std::fs::create_dir_all(&empty).unwrap();
+    let empty = common::TempDir::new("no-tables");
     let lines = e.ask(&format!("setoption name SyzygyPath value {}", empty.display()));
     assert!(lines.iter().any(|l| l.contains("no Syzygy table files")), "{lines:?}");
     // Several folders, one of them empty.
@@ -152,7 +151,6 @@ fn uci_options_take_good_paths_and_answer_bad_ones() {
         lines.iter().any(|l| l == "info string found 70 Syzygy table files, up to 4 pieces"),
         "{lines:?}"
     );
-    let _ = std::fs::remove_dir(&empty);
     e.ask("position fen 8/8/3k4/8/8/8/8/R3K3 w - - 0 1");
     let lines = e.go("go depth 6", Duration::from_secs(20));
     let tbhits = last_info(&lines, "tbhits").unwrap();

@@ -9,18 +9,12 @@ use std::{
     path::{Path, PathBuf},
 };
 
+use common::TempDir;
 use flate2::{read::MultiGzDecoder, write::GzEncoder, Compression};
 use nue::{
     nnue::Network,
     train::{self, data, TrainArgs},
 };
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("nue-test-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 /// The first `n` lines of a shared data file, gzipped into `dir`, with a few broken lines
 /// mixed in.
@@ -72,7 +66,7 @@ fn args(data: PathBuf, out: &Path, epochs: usize) -> TrainArgs {
 
 #[test]
 fn malformed_lines_are_counted_and_skipped() {
-    let dir = temp_dir("malformed");
+    let dir = TempDir::new("malformed");
     let data = sample_data(&dir, 100);
     let (positions, stats) = data::read_text(&data).unwrap();
     assert_eq!(positions.len(), 100);
@@ -83,7 +77,7 @@ fn malformed_lines_are_counted_and_skipped() {
 
 #[test]
 fn missing_or_empty_input_is_a_clear_error() {
-    let dir = temp_dir("missing");
+    let dir = TempDir::new("missing");
     let err = train::run(&args(dir.join("nope.txt.gz"), &dir, 1)).unwrap_err();
     assert!(format!("{err:#}").contains("nope.txt.gz"), "{err:#}");
 
@@ -95,7 +89,7 @@ fn missing_or_empty_input_is_a_clear_error() {
 
 #[test]
 fn training_learns_reproduces_resumes_and_exports_a_loadable_net() {
-    let dir = temp_dir("train");
+    let dir = TempDir::new("train");
     let data = sample_data(&dir, 30_000);
 
     let first = train::run(&args(data.clone(), &dir.join("a"), 3)).unwrap();
@@ -132,7 +126,7 @@ fn training_learns_reproduces_resumes_and_exports_a_loadable_net() {
 
 #[test]
 fn a_run_gives_the_same_net_on_one_thread_and_on_three() {
-    let dir = temp_dir("threads");
+    let dir = TempDir::new("threads");
     let data = sample_data(&dir, 8_000);
     let net_on = |threads: usize| {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
@@ -145,7 +139,7 @@ fn a_run_gives_the_same_net_on_one_thread_and_on_three() {
 
 #[test]
 fn a_run_started_from_a_net_continues_that_net() {
-    let dir = temp_dir("init");
+    let dir = TempDir::new("init");
     let data = sample_data(&dir, 8_000);
     let start = dir.join("start.nnue");
     let start_bytes = nue::nnue::default_network().to_bytes();
@@ -178,7 +172,7 @@ fn a_run_started_from_a_net_continues_that_net() {
 
 #[test]
 fn a_validation_file_gives_every_run_the_same_held_out_games() {
-    let dir = temp_dir("validation-file");
+    let dir = TempDir::new("validation-file");
     let data = sample_data(&dir, 8_000);
     let held = dir.join("held.txt.gz");
     std::fs::copy(&data, &held).unwrap();
@@ -208,7 +202,8 @@ fn a_validation_file_gives_every_run_the_same_held_out_games() {
 
     // The held-out set is the file's tail, whatever the training data: training on a
     // different slice leaves the loss of the untouched start net the same.
-    let other = sample_data(&temp_dir("validation-file-other"), 3_000);
+    let other_dir = TempDir::new("validation-file-other");
+    let other = sample_data(&other_dir, 3_000);
     let elsewhere = train::run(&TrainArgs {
         init: Some(start.clone()),
         lr: 0.0,
@@ -219,7 +214,7 @@ fn a_validation_file_gives_every_run_the_same_held_out_games() {
     assert_eq!(elsewhere.validation_loss, still.validation_loss);
 
     // A file both trained and validated on is refused, however it is named.
-    let twice = TrainArgs { data: vec![dir.clone()], ..with_file("twice") };
+    let twice = TrainArgs { data: vec![dir.to_path_buf()], ..with_file("twice") };
     let err = train::run(&twice).unwrap_err();
     assert!(format!("{err:#}").contains("both as --data and as --validation-data"), "{err:#}");
 
@@ -230,7 +225,7 @@ fn a_validation_file_gives_every_run_the_same_held_out_games() {
 
 #[test]
 fn a_loss_power_outside_its_range_is_refused() {
-    let dir = temp_dir("power");
+    let dir = TempDir::new("power");
     let data = sample_data(&dir, 100);
     for bad in [1.0, 0.5, -2.0, 9.0, f32::NAN] {
         let err = train::run(&TrainArgs { loss_power: Some(bad), ..args(data.clone(), &dir, 1) })

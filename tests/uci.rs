@@ -8,7 +8,10 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::engine::{best_move, last_info, says, Engine};
+use common::{
+    engine::{best_move, last_info, says, Engine},
+    TempDir,
+};
 use nue::strength::Strength;
 use shakmaty::Position;
 
@@ -148,7 +151,8 @@ fn bad_option_values_are_answered_and_change_nothing() {
         assert!(says(&lines, answer), "{command}: {lines:?}");
     }
     // A file that is not a net is refused with the loader's reason.
-    let junk = std::env::temp_dir().join(format!("nue-junk-{}.nnue", std::process::id()));
+    let dir = TempDir::new("junk-net");
+    let junk = dir.join("junk.nnue");
     std::fs::write(&junk, vec![0u8; 1200]).unwrap();
     let lines = e.ask(&format!("setoption name EvalFile value {}", junk.display()));
     assert!(says(&lines, "unsupported version"), "{lines:?}");

@@ -4,7 +4,8 @@
 pub mod engine;
 
 use std::{
-    path::PathBuf,
+    ops::Deref,
+    path::{Path, PathBuf},
     sync::{OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard},
 };
 
@@ -26,6 +27,40 @@ pub fn shared(relative: &str) -> PathBuf {
 /// `../shared/reference/`, beside the project root: Stockfish 12's net and its test vectors.
 pub fn reference_dir() -> PathBuf {
     shared("reference")
+}
+
+/// A fresh, empty folder of one test under the system's temporary folder, removed with
+/// everything in it when dropped, so that a test run leaves nothing behind (one trainer
+/// test alone writes 600 MB of checkpoints). A failing test keeps its folder to be looked
+/// at, and says where it is.
+pub struct TempDir(PathBuf);
+
+impl TempDir {
+    /// `nue-test-<process id>-<name>`: `name` must be unique among the tests of a binary.
+    pub fn new(name: &str) -> TempDir {
+        let dir = std::env::temp_dir().join(format!("nue-test-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+}
+
+impl Deref for TempDir {
+    type Target = Path;
+
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!("kept {} for inspection", self.0.display());
+        } else {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
 }
 
 static TIMING: RwLock<()> = RwLock::new(());
