@@ -82,7 +82,10 @@ fn run(cli: Cli) -> Result<()> {
         Some(Command::Spsa) => {
             print!("{}", nue::params::spsa_input());
             if !cfg!(feature = "tune") {
-                eprintln!("note: this build has no parameter options; build the engine to tune with `cargo build --release --features tune`");
+                eprintln!(
+                    "note: this build has no parameter options; build the engine to tune \
+                     with `cargo build --release --features tune`"
+                );
             }
             Ok(())
         }

@@ -30,7 +30,8 @@ pub fn orient(perspective: Color, sq: Square) -> usize {
 }
 
 /// The piece-square slot (0..640) of a non-king `piece` on `sq`, seen from `perspective`,
-/// without the king block and without the unused slot: `64 * (2 * (role - 1) + enemy) + orient(sq)`.
+/// without the king block and without the unused slot:
+/// `64 * (2 * (role - 1) + enemy) + orient(sq)`.
 #[inline]
 pub fn piece_square(perspective: Color, piece: Piece, sq: Square) -> usize {
     debug_assert!(piece.role != Role::King, "kings are not HalfKP features");

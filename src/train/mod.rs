@@ -4,10 +4,10 @@
 //! The run: load the data (through the binary cache of [`data`]), hold out the last
 //! games of every file for validation, shuffle the rest with the seed, fit the sigmoid
 //! scale to the game results, then train the float [`model::Model`] with Adam and a
-//! cosine learning-rate schedule. After every
-//! epoch it writes a checkpoint that `--resume` continues from, and that epoch's quantised
-//! net (`epoch-N.nnue`, so that games can choose among them); at the end it names the net by its content hash and reports how far the integer net
-//! strays from the float model on the held-out positions.
+//! cosine learning-rate schedule. After every epoch it writes a checkpoint that `--resume`
+//! continues from, and that epoch's quantised net (`epoch-N.nnue`, so that games can choose
+//! among them); at the end it names the net by its content hash and reports how far the
+//! integer net strays from the float model on the held-out positions.
 
 pub mod data;
 pub mod model;
