@@ -275,11 +275,12 @@ impl Player for UciPlayer {
     }
 
     fn choose(&mut self, start: &Chess, moves: &[Move], pos: &Chess) -> Result<Choice> {
+        let (base, recent) = since_last_irreversible(start, moves, pos);
         let mut command =
-            format!("position fen {}", Fen::from_position(start, EnPassantMode::Legal));
-        if !moves.is_empty() {
+            format!("position fen {}", Fen::from_position(&base, EnPassantMode::Legal));
+        if !recent.is_empty() {
             command.push_str(" moves");
-            for m in moves {
+            for m in recent {
                 command.push(' ');
                 command.push_str(&m.to_uci(CastlingMode::Standard).to_string());
             }
@@ -315,6 +316,24 @@ impl Player for UciPlayer {
             }
         }
     }
+}
+
+/// The game as the engine needs to see it: the position after the last capture or pawn
+/// move, and the moves since. No position before that move can come again, and the FEN
+/// carries the fifty-move count, so the engine searches exactly as it would from the whole
+/// game; sending the whole game instead costs it a parse of every move at every ply, which
+/// grows with the game.
+fn since_last_irreversible<'a>(
+    start: &Chess,
+    moves: &'a [Move],
+    pos: &Chess,
+) -> (Chess, &'a [Move]) {
+    let cut = moves.len().saturating_sub(pos.halfmoves() as usize);
+    let mut base = start.clone();
+    for m in &moves[..cut] {
+        base.play_unchecked(*m);
+    }
+    (base, &moves[cut..])
 }
 
 /// The score of an `info` line, unless it is only a bound of an aspiration search.
@@ -795,6 +814,45 @@ mod tests {
         assert_eq!(parse_info_score("info depth 9 score cp 40 lowerbound nodes 5"), None);
         assert_eq!(parse_info_score("info depth 9 multipv 2 score cp 40"), None);
         assert_eq!(parse_info_score("info string hello"), None);
+    }
+
+    /// Plays `line` (UCI moves) from `fen`, and returns the start, the moves and the end.
+    fn game(fen: &str, line: &str) -> (Chess, Vec<Move>, Chess) {
+        let start: Chess =
+            fen.parse::<Fen>().unwrap().into_position(CastlingMode::Standard).unwrap();
+        let mut pos = start.clone();
+        let mut moves = Vec::new();
+        for text in line.split_whitespace() {
+            let m = crate::engine::parse_move(&pos, text).unwrap();
+            pos.play_unchecked(m);
+            moves.push(m);
+        }
+        (start, moves, pos)
+    }
+
+    #[test]
+    fn the_engine_is_sent_the_game_from_its_last_capture_or_pawn_move() {
+        let initial = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+        let (start, moves, pos) = game(initial, "g1f3 g8f6 f3g1 f6g8 e2e4 b8c6 g1f3 c6b8");
+        let (base, recent) = since_last_irreversible(&start, &moves, &pos);
+        assert_eq!(recent, &moves[5..], "the moves after e2e4");
+        assert_eq!(base.halfmoves(), 0);
+        assert_eq!(base.board(), game(initial, "g1f3 g8f6 f3g1 f6g8 e2e4").2.board());
+        let mut replayed = base.clone();
+        recent.iter().for_each(|&m| replayed.play_unchecked(m));
+        assert_eq!(replayed, pos);
+
+        // The last move a capture: nothing to replay.
+        let (start, moves, pos) = game(initial, "e2e4 d7d5 e4d5");
+        let (base, recent) = since_last_irreversible(&start, &moves, &pos);
+        assert!(recent.is_empty());
+        assert_eq!(base, pos);
+
+        // A start whose clock already runs (a book position): the whole game is sent.
+        let book = "4k3/8/8/8/8/8/8/R3K3 w - - 30 60";
+        let (start, moves, pos) = game(book, "a1a2 e8d8 a2a1");
+        let (base, recent) = since_last_irreversible(&start, &moves, &pos);
+        assert_eq!((base, recent), (start, &moves[..]));
     }
 
     /// A player that plays the first legal move, scoring each position with `score`
