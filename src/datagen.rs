@@ -818,8 +818,7 @@ mod tests {
 
     /// Plays `line` (UCI moves) from `fen`, and returns the start, the moves and the end.
     fn game(fen: &str, line: &str) -> (Chess, Vec<Move>, Chess) {
-        let start: Chess =
-            fen.parse::<Fen>().unwrap().into_position(CastlingMode::Standard).unwrap();
+        let start = crate::engine::parse_position(fen, CastlingMode::Standard).unwrap();
         let mut pos = start.clone();
         let mut moves = Vec::new();
         for text in line.split_whitespace() {
