@@ -182,6 +182,11 @@ params! {
     tm_stability_5 = 75, 40..=120, step 5;
     /// The soft limit grows by the score's fall over this many units (and shrinks by a rise).
     tm_score_drop_divisor = 400, 150..=800, step 30;
+    /// The soft limit is multiplied by `(tm_node_base - share) · tm_node_factor`, both in
+    /// hundredths, where `share` is the best move's fraction of the root's nodes.
+    tm_node_base = 150, 100..=200, step 5;
+    /// See `tm_node_base`.
+    tm_node_factor = 135, 50..=250, step 10;
 }
 
 /// The index of the parameter called `name` (any case).

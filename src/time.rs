@@ -84,8 +84,10 @@ impl Limits {
 }
 
 /// How far the soft limit is stretched after an iteration: more time when the best move
-/// just changed or the score fell, less when both have been steady.
-pub fn soft_scale(stable_iterations: u32, score_drop: i32) -> f64 {
+/// just changed or the score fell, less when both have been steady; more when the best
+/// move took a small share of the root's nodes (its rivals were hard to refute), less when
+/// it took nearly all of them.
+pub fn soft_scale(stable_iterations: u32, score_drop: i32, best_move_share: f64) -> f64 {
     let stability = [
         params::tm_stability_0,
         params::tm_stability_1,
@@ -97,7 +99,10 @@ pub fn soft_scale(stable_iterations: u32, score_drop: i32) -> f64 {
     let stability = f64::from(stability) / 100.0;
     let drop_divisor = f64::from(params::tm_score_drop_divisor());
     let falling = (1.0 + f64::from(score_drop) / drop_divisor).clamp(0.85, 1.6);
-    stability * falling
+    let base = f64::from(params::tm_node_base()) / 100.0;
+    let effort =
+        (base - best_move_share.clamp(0.0, 1.0)) * f64::from(params::tm_node_factor()) / 100.0;
+    stability * falling * effort
 }
 
 #[cfg(test)]
@@ -162,8 +167,9 @@ mod tests {
 
     #[test]
     fn instability_buys_time() {
-        assert!(soft_scale(0, 0) > soft_scale(5, 0));
-        assert!(soft_scale(3, 100) > soft_scale(3, 0));
-        assert!(soft_scale(3, -100) < soft_scale(3, 0));
+        assert!(soft_scale(0, 0, 0.8) > soft_scale(5, 0, 0.8));
+        assert!(soft_scale(3, 100, 0.8) > soft_scale(3, 0, 0.8));
+        assert!(soft_scale(3, -100, 0.8) < soft_scale(3, 0, 0.8));
+        assert!(soft_scale(3, 0, 0.3) > soft_scale(3, 0, 0.95));
     }
 }

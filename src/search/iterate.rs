@@ -87,7 +87,9 @@ impl Thread<'_> {
                         break;
                     }
                     if let Some(soft) = budget.soft {
-                        let mut soft = soft.as_secs_f64() * soft_scale(stable_iterations, drop);
+                        let share = best.nodes as f64 / self.nodes.max(1) as f64;
+                        let scale = soft_scale(stable_iterations, drop, share);
+                        let mut soft = soft.as_secs_f64() * scale;
                         if self.root_moves.len() == 1 {
                             soft *= 0.1; // one legal move: answer quickly
                         }

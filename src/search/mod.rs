@@ -53,6 +53,8 @@ pub struct RootMove {
     pub seldepth: usize,
     /// Principal variation, this move first.
     pub pv: Vec<Move>,
+    /// Nodes this thread has searched below this move since the search began.
+    pub nodes: u64,
 }
 
 /// State shared by every thread of one search.
@@ -198,6 +200,7 @@ impl<'a> Thread<'a> {
                     bound: Bound::Upper,
                     seldepth: 0,
                     pv: vec![mv],
+                    nodes: 0,
                 })
                 .collect(),
             nodes: 0,

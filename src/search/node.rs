@@ -434,6 +434,7 @@ impl Thread<'_> {
                 }
             }
 
+            let nodes_before = self.nodes;
             self.make(m, ply);
             if N::PV {
                 // A child searched only with a null window leaves no line of its own; an
@@ -496,6 +497,7 @@ impl Thread<'_> {
                 return 0;
             }
             if N::ROOT {
+                self.root_moves[root_index - 1].nodes += self.nodes - nodes_before;
                 self.update_root_move(root_index - 1, score, original_alpha, alpha, beta);
             }
 
