@@ -86,11 +86,12 @@ impl Board {
         let key =
             pos.update_zobrist_hash(Zobrist64(self.key()), m, EnPassantMode::Legal).map(|k| k.0);
         self.acc.push_move(pos.turn(), m);
-        let mut next = pos.clone();
+        // Cloned into its slot and played there: one copy of the position, not two.
+        self.stack.push(pos.clone());
+        let next = self.stack.last_mut().expect("just pushed");
         next.play_unchecked(m);
-        let key = key.unwrap_or_else(|| key_of(&next));
+        let key = key.unwrap_or_else(|| key_of(next));
         self.keys.push(key);
-        self.stack.push(next);
         self.since_null.push(self.since_null.last().expect("root entry") + 1);
     }
 
