@@ -3,12 +3,15 @@
 //! shakmaty generates all legal moves at once, so the stages here order rather than
 //! generate: the move list is split once into noisy moves (captures and queen promotions)
 //! and quiet ones, and each stage scores and selects only when it is reached, so a cutoff
-//! by the transposition-table move or a good capture never pays for scoring the quiets.
+//! by a good capture never pays for scoring the quiets. The transposition-table move is
+//! checked on its own and tried before anything is generated: when it cuts, the node
+//! never generates its moves at all.
 //!
 //! Order: TT move; captures that do not lose material (by victim value and capture
 //! history), best first; the two killers; the countermove; quiets by butterfly plus
 //! continuation history; captures that lose material, in the order they were found.
 
+use arrayvec::ArrayVec;
 use shakmaty::{Chess, Color, Move, MoveList, Position, Role};
 
 use crate::{
@@ -51,8 +54,10 @@ pub struct OrderingHints {
 
 /// Yields each legal move of a position once, best guesses first.
 pub struct MovePicker {
+    /// The legal moves, empty until the stage after the TT move generates them.
     moves: MoveList,
-    scores: [i32; 256],
+    /// Ordering scores, parallel to `moves` as far as a stage has scored them.
+    scores: ArrayVec<i32, 256>,
     stage: Stage,
     /// Next index to select from in the current stage.
     cur: usize,
@@ -72,25 +77,17 @@ pub struct MovePicker {
 impl MovePicker {
     /// A picker over every legal move (`with_quiets`), or over the noisy ones only.
     pub fn new(pos: &Chess, hints: OrderingHints, hist: &Histories, with_quiets: bool) -> Self {
-        let mut moves = pos.legal_moves();
-        // Split: noisy moves first.
-        let mut noisy = 0;
-        for i in 0..moves.len() {
-            if is_noisy(moves[i]) {
-                moves.swap(i, noisy);
-                noisy += 1;
-            }
-        }
         let tt_move = hints
             .tt_move
-            .and_then(|code| code.find_in(&moves))
+            .and_then(|code| code.to_legal(pos))
             .filter(|&m| with_quiets || is_noisy(m));
         let counter = hist.counter(hints.prev[0]);
         MovePicker {
-            scores: [0; 256],
+            moves: MoveList::new(),
+            scores: ArrayVec::new(),
             stage: Stage::TtMove,
             cur: 0,
-            noisy,
+            noisy: 0,
             bad: 0,
             tt_move,
             killers: hints.killers,
@@ -98,12 +95,27 @@ impl MovePicker {
             counter,
             skip_quiets: !with_quiets,
             turn: pos.turn(),
-            moves,
         }
     }
 
-    /// Number of legal moves in the position (noisy and quiet).
-    pub fn legal_count(&self) -> usize {
+    /// Generates the legal moves of `pos`, noisy ones first.
+    fn generate(&mut self, pos: &Chess) {
+        self.moves = pos.legal_moves();
+        let mut noisy = 0;
+        for i in 0..self.moves.len() {
+            if is_noisy(self.moves[i]) {
+                self.moves.swap(i, noisy);
+                noisy += 1;
+            }
+        }
+        self.noisy = noisy;
+    }
+
+    /// Number of legal moves in `pos`, the picker's position (noisy and quiet).
+    pub fn legal_count(&mut self, pos: &Chess) -> usize {
+        if self.stage <= Stage::ScoreNoisy {
+            self.generate(pos);
+        }
         self.moves.len()
     }
 
@@ -154,11 +166,12 @@ impl MovePicker {
                     }
                 }
                 Stage::ScoreNoisy => {
+                    self.generate(pos);
                     for i in 0..self.noisy {
                         let m = self.moves[i];
                         let victim = m.capture().map_or(0, value);
                         let promo = m.promotion().map_or(0, value);
-                        self.scores[i] = 16 * (victim + promo) + hist.capture(self.turn, m);
+                        self.scores.push(16 * (victim + promo) + hist.capture(self.turn, m));
                     }
                     self.cur = 0;
                     self.stage = Stage::GoodNoisy;
@@ -215,8 +228,9 @@ impl MovePicker {
                     if self.skip_quiets {
                         continue;
                     }
+                    self.scores.truncate(self.noisy);
                     for i in self.noisy..self.moves.len() {
-                        self.scores[i] = hist.quiet_score(self.turn, self.moves[i], self.prev);
+                        self.scores.push(hist.quiet_score(self.turn, self.moves[i], self.prev));
                     }
                 }
                 Stage::Quiets => {

@@ -692,7 +692,7 @@ impl Thread<'_> {
                 }
             }
         }
-        if in_check && moves_searched == 0 && picker.legal_count() == 0 {
+        if in_check && moves_searched == 0 && picker.legal_count(self.board.pos()) == 0 {
             return mated_in(ply);
         }
         let bound = if best_score >= beta { Bound::Lower } else { Bound::Upper };
