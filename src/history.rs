@@ -123,8 +123,20 @@ impl Histories {
     /// after the moves with contexts `prev` (one and two plies earlier).
     #[inline]
     pub fn quiet_score(&self, turn: Color, m: Move, prev: [Option<usize>; 2]) -> i32 {
-        let ctx = context(turn, m);
-        self.quiet(turn, m) + self.continuation(prev[0], ctx) + self.continuation(prev[1], ctx)
+        self.quiet_scorer(turn, prev)(m)
+    }
+
+    /// [`Histories::quiet_score`] for many moves of one node: the tables that do not
+    /// depend on the move are looked up once.
+    #[inline]
+    pub fn quiet_scorer(&self, turn: Color, prev: [Option<usize>; 2]) -> impl Fn(Move) -> i32 + '_ {
+        let butterfly = &self.butterfly[turn as usize];
+        let [before, earlier] = prev.map(|p| p.map(|p| &self.continuation[p]));
+        move |m| {
+            let ctx = context(turn, m);
+            let continuation = |row: Option<&[i16; CONTEXTS]>| row.map_or(0, |r| i32::from(r[ctx]));
+            i32::from(butterfly[from_to(m)]) + continuation(before) + continuation(earlier)
+        }
     }
 
     /// Continuation score of a move with context `ctx` after a move with context `prev`.

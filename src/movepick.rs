@@ -132,10 +132,11 @@ impl MovePicker {
 
     /// Index of the best-scored move in `moves[from..to]`, swapped to `from`.
     fn select(&mut self, from: usize, to: usize) -> Move {
-        let mut best = from;
-        for i in from + 1..to {
-            if self.scores[i] > self.scores[best] {
-                best = i;
+        // The first of the highest scores, as the stages' tie-breaking expects.
+        let (mut best, mut best_score) = (from, self.scores[from]);
+        for (i, &score) in self.scores[from..to].iter().enumerate().skip(1) {
+            if score > best_score {
+                (best, best_score) = (from + i, score);
             }
         }
         self.moves.swap(from, best);
@@ -229,9 +230,8 @@ impl MovePicker {
                         continue;
                     }
                     self.scores.truncate(self.noisy);
-                    for i in self.noisy..self.moves.len() {
-                        self.scores.push(hist.quiet_score(self.turn, self.moves[i], self.prev));
-                    }
+                    let score = hist.quiet_scorer(self.turn, self.prev);
+                    self.scores.extend(self.moves[self.noisy..].iter().map(|&m| score(m)));
                 }
                 Stage::Quiets => {
                     if self.skip_quiets || self.cur == self.moves.len() {
