@@ -371,7 +371,7 @@ impl Engine {
         let mut after = self.pos.clone();
         after.play_unchecked(m);
         let hit = self.tt.probe(key_of(&after), 0)?;
-        hit.mv.find_in(&after.legal_moves())
+        hit.mv.to_legal(&after)
     }
 }
 
