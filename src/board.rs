@@ -7,7 +7,10 @@
 
 use shakmaty::{zobrist::Zobrist64, Chess, Color, EnPassantMode, Move, Position};
 
-use crate::nnue::{accumulator::AccumulatorStack, simd::Simd, to_internal, Network};
+use crate::{
+    history::CorrectionKeys,
+    nnue::{accumulator::AccumulatorStack, simd::Simd, to_internal, Network},
+};
 
 /// Key of a position: Polyglot-compatible Zobrist hash, en passant square only when a
 /// legal capture exists, halfmove clock excluded.
@@ -71,6 +74,30 @@ impl Board {
         let black = (b.pawns() & b.black()).0.wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
         let x = white ^ black.rotate_left(29);
         x ^ (x >> 31)
+    }
+
+    /// The keys of the correction history: the pawn structure, and each side's pieces
+    /// other than pawns (every kind's bitboard multiplied by its own odd constant, then
+    /// mixed), white's first.
+    #[inline]
+    pub fn correction_keys(&self) -> CorrectionKeys {
+        const MULTIPLIERS: [u64; 5] = [
+            0x9FB2_1C65_1E98_DF25,
+            0xD6E8_FEB8_6659_FD93,
+            0xA076_1D64_78BD_642F,
+            0xE703_7ED1_A0B4_28DB,
+            0x8EBC_6AF0_9C88_C6E3,
+        ];
+        let b = self.pos().board();
+        let roles = [b.knights(), b.bishops(), b.rooks(), b.queens(), b.kings()];
+        let pieces = [b.white(), b.black()].map(|side| {
+            let x =
+                roles.iter().zip(MULTIPLIERS).enumerate().fold(0u64, |acc, (i, (&role, mul))| {
+                    acc ^ (role & side).0.wrapping_mul(mul).rotate_left(11 * i as u32)
+                });
+            x ^ (x >> 29)
+        });
+        CorrectionKeys { pawn: self.pawn_key(), pieces }
     }
 
     /// The side to move.
@@ -176,6 +203,29 @@ mod tests {
             }
         }
         assert!(plies > 20_000 && castles > 0 && en_passant > 0 && promotions > 0);
+    }
+
+    /// Each side's piece key sees that side's pieces other than pawns, and nothing else.
+    #[test]
+    fn the_piece_keys_depend_on_each_sides_pieces_alone() {
+        let net = default_network();
+        let keys = |fen: &str| {
+            let pos = parse_position(fen, shakmaty::CastlingMode::Standard).unwrap();
+            Board::new(pos, &[], &net, Simd::detect()).correction_keys().pieces
+        };
+        let start = keys("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1");
+        // Pawns, side to move or castling rights: the same keys.
+        assert_eq!(start, keys("rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w - - 0 2"));
+        assert_eq!(start, keys("rnbqkbnr/8/8/8/8/8/8/RNBQKBNR b - - 0 1"));
+        // A white knight moved: white's key changes, black's does not.
+        let moved = keys("rnbqkbnr/pppppppp/8/8/8/5N2/PPPPPPPP/RNBQKB1R b KQkq - 1 1");
+        assert_ne!(start[0], moved[0]);
+        assert_eq!(start[1], moved[1]);
+        // A bishop where a knight stood: another key.
+        let bare = keys("rnbqkbnr/8/8/8/8/8/8/RNBQKBNR w - - 0 1");
+        let swapped = keys("rbnqkbnr/8/8/8/8/8/8/RNBQKBNR w - - 0 1");
+        assert_eq!(bare[0], swapped[0]);
+        assert_ne!(bare[1], swapped[1]);
     }
 
     /// The pawn key sees the pawns of each side and nothing else.

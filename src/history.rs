@@ -55,11 +55,22 @@ const CORRECTION_SIZE: usize = 1 << 14;
 /// Fixed-point scale of correction entries: an entry holds 256 times the correction.
 const CORRECTION_GRAIN: i32 = 256;
 
+/// What the correction history looks a position up by (see `Board::correction_keys`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CorrectionKeys {
+    /// The pawn structure, both sides' pawns.
+    pub pawn: u64,
+    /// Each side's pieces other than pawns, white's first.
+    pub pieces: [u64; 2],
+}
+
 /// All the statistics of one search thread.
 pub struct Histories {
     /// How far the static eval missed the search result, by side to move and pawn
     /// structure (fixed point, see `CORRECTION_GRAIN`).
     correction: Box<[[i16; CORRECTION_SIZE]]>,
+    /// The same by side to move and one side's pieces other than pawns: `[turn][side]`.
+    piece_correction: Box<[[[i16; CORRECTION_SIZE]; 2]]>,
     butterfly: Box<[[i16; 64 * 64]]>,
     capture: Box<[[[i16; 6]; 64]]>,
     continuation: Box<[[i16; CONTEXTS]]>,
@@ -70,6 +81,7 @@ impl Default for Histories {
     fn default() -> Self {
         Histories {
             correction: vec![[0; CORRECTION_SIZE]; 2].into_boxed_slice(),
+            piece_correction: vec![[[0; CORRECTION_SIZE]; 2]; 2].into_boxed_slice(),
             butterfly: vec![[0; 64 * 64]; 2].into_boxed_slice(),
             capture: vec![[[0; 6]; 64]; 12].into_boxed_slice(),
             continuation: vec![[0; CONTEXTS]; CONTEXTS].into_boxed_slice(),
@@ -95,22 +107,36 @@ impl Histories {
     }
 
     /// The static eval `raw` corrected by what searches of positions with the same pawn
-    /// structure found, within `limit`.
+    /// structure, and with the same pieces of either side, found, within `limit`. The
+    /// pawn entry counts in full, each piece entry by `params::correction_pieces`.
     #[inline]
-    pub fn corrected_eval(&self, turn: Color, pawn_key: u64, raw: i32, limit: i32) -> i32 {
-        let entry = i32::from(self.correction[turn as usize][correction_index(pawn_key)]);
-        (raw + entry / CORRECTION_GRAIN).clamp(-limit, limit)
+    pub fn corrected_eval(&self, turn: Color, keys: CorrectionKeys, raw: i32, limit: i32) -> i32 {
+        let t = turn as usize;
+        let pawn = i32::from(self.correction[t][correction_index(keys.pawn)]);
+        let pieces: i32 = (0..2)
+            .map(|side| {
+                i32::from(self.piece_correction[t][side][correction_index(keys.pieces[side])])
+            })
+            .sum();
+        let total = pawn + pieces * params::correction_pieces() / 100;
+        (raw + total / CORRECTION_GRAIN).clamp(-limit, limit)
     }
 
-    /// Moves the correction of a pawn structure toward `error` (search result minus
+    /// Moves every correction entry of the position toward `error` (search result minus
     /// static eval), by a weight that grows with the depth of the search.
-    pub fn update_correction(&mut self, turn: Color, pawn_key: u64, error: i32, depth: i32) {
+    pub fn update_correction(&mut self, turn: Color, keys: CorrectionKeys, error: i32, depth: i32) {
         let max = params::correction_max() * CORRECTION_GRAIN;
         let target = (error * CORRECTION_GRAIN).clamp(-max, max);
         let weight = (depth * params::correction_weight()).min(128);
-        let entry = &mut self.correction[turn as usize][correction_index(pawn_key)];
-        let updated = (i32::from(*entry) * (256 - weight) + target * weight) / 256;
-        *entry = updated.clamp(-max, max) as i16;
+        let update = |entry: &mut i16| {
+            let updated = (i32::from(*entry) * (256 - weight) + target * weight) / 256;
+            *entry = updated.clamp(-max, max) as i16;
+        };
+        let t = turn as usize;
+        update(&mut self.correction[t][correction_index(keys.pawn)]);
+        for side in 0..2 {
+            update(&mut self.piece_correction[t][side][correction_index(keys.pieces[side])]);
+        }
     }
 
     /// Butterfly score of a quiet move.
@@ -213,19 +239,32 @@ mod tests {
         assert_eq!(h.quiet(Color::Black, m), 0);
     }
 
-    /// Repeated results pull a pawn structure's correction toward their error, never past
-    /// `correction_max`; the entry belongs to that side and structure alone, and the
-    /// corrected eval stays within the limit it is given.
+    /// Repeated results pull a position's correction entries toward their error, never
+    /// past `correction_max` each; the entries belong to that side to move and those keys
+    /// alone, each piece entry counts by `correction_pieces`, and the corrected eval stays
+    /// within the limit it is given.
     #[test]
     fn the_correction_follows_the_search_and_stays_bounded() {
         let mut h = Histories::default();
-        let (key, other) = (0x0123_4567_89ab_cdef, 0xfedc_ba98_7654_3210);
+        let key = CorrectionKeys {
+            pawn: 0x0123_4567_89ab_cdef,
+            pieces: [0x0f1e_2d3c_4b5a_6978, 0x7766_5544_3322_1100],
+        };
+        let other = CorrectionKeys {
+            pawn: 0xfedc_ba98_7654_3210,
+            pieces: [0x1111_2222_3333_4444, 0x5555_6666_7777_8888],
+        };
+        let same_pawns = CorrectionKeys { pawn: key.pawn, ..other };
+        let pieces_weight = params::correction_pieces();
         assert_eq!(h.corrected_eval(Color::White, key, 50, 1000), 50);
         for _ in 0..50 {
             h.update_correction(Color::White, key, 20, 8);
         }
         let corrected = h.corrected_eval(Color::White, key, 50, 1000);
-        assert!((68..=70).contains(&corrected), "{corrected}");
+        let full = 50 + 20 + 2 * 20 * pieces_weight / 100;
+        assert!((full - 2..=full).contains(&corrected), "{corrected}, {full}");
+        let pawn_only = h.corrected_eval(Color::White, same_pawns, 50, 1000);
+        assert!((68..=70).contains(&pawn_only), "{pawn_only}");
         assert_eq!(h.corrected_eval(Color::Black, key, 50, 1000), 50);
         assert_eq!(h.corrected_eval(Color::White, other, 50, 1000), 50);
 
@@ -233,11 +272,13 @@ mod tests {
         for _ in 0..200 {
             h.update_correction(Color::White, key, -10_000, 30);
         }
-        // Within a unit of the cap: the division toward zero leaves the entry just short.
+        // Within a unit per entry of the cap: the division toward zero leaves each entry
+        // just short.
+        let cap = max + 2 * max * pieces_weight / 100;
         let floor = h.corrected_eval(Color::White, key, 0, 1000);
-        assert!(floor == -max || floor == -max + 1, "{floor}");
+        assert!((-cap..=-cap + 2).contains(&floor), "{floor}, {cap}");
         assert_eq!(h.corrected_eval(Color::White, key, -990, 1000), -1000);
-        // A shallow result moves the entry less than a deep one.
+        // A shallow result moves the entries less than a deep one.
         let (mut shallow, mut deep) = (Histories::default(), Histories::default());
         shallow.update_correction(Color::White, key, 40, 1);
         deep.update_correction(Color::White, key, 40, 6);

@@ -156,10 +156,12 @@ params! {
     qs_evasions = 3, 1..=8, step 1;
 
     // Static-evaluation correction.
-    /// Largest correction of the static eval by pawn structure, internal units.
+    /// Largest correction of the static eval by one table entry, internal units.
     correction_max = 64, 16..=160, step 8;
     /// Weight of one search result in a correction entry, per ply of depth, in 1/256.
     correction_weight = 16, 4..=48, step 2;
+    /// Weight of each side's piece correction beside the pawn correction's, percent.
+    correction_pieces = 50, 0..=100, step 5;
 
     // Time management.
     /// Moves assumed left in a game without `movestogo`.

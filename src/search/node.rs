@@ -225,7 +225,8 @@ impl Thread<'_> {
         //    "improving" when its eval beats that of two plies ago: pruning can then be
         //    bolder, since the side to move is doing better.
         //    The table keeps the network's eval; the search uses it corrected by the
-        //    correction history (how far evals of this pawn structure missed lately).
+        //    correction history (how far evals of this pawn structure, and of these pieces
+        //    of either side, missed lately).
         //    The root's eval serves only its grandchildren's "improving": it is the
         //    network's, uncorrected.
         let raw_eval = if in_check || excluded.is_some() {
@@ -250,7 +251,7 @@ impl Thread<'_> {
             }
             e
         };
-        let pawn_key = self.board.pawn_key();
+        let correction_keys = self.board.correction_keys();
         let static_eval = if in_check {
             -INFINITE
         } else if excluded.is_some() {
@@ -258,7 +259,7 @@ impl Thread<'_> {
         } else if N::ROOT {
             raw_eval
         } else {
-            self.data.hist.corrected_eval(self.board.turn(), pawn_key, raw_eval, EVAL_LIMIT)
+            self.data.hist.corrected_eval(self.board.turn(), correction_keys, raw_eval, EVAL_LIMIT)
         };
         let eval = hit.filter(|_| !in_check).map_or(static_eval, |h| h.refine(static_eval));
         let improving = !in_check && {
@@ -578,7 +579,12 @@ impl Thread<'_> {
                 _ => true,
             };
             if !in_check && beyond_eval && best_move.is_none_or(|m| !is_noisy(m)) {
-                self.data.hist.update_correction(turn, pawn_key, best_score - static_eval, depth);
+                self.data.hist.update_correction(
+                    turn,
+                    correction_keys,
+                    best_score - static_eval,
+                    depth,
+                );
             }
             let mv = best_move.map_or(PackedMove::NONE, PackedMove::of);
             self.shared.tt.store(key, ply, mv, best_score, raw_eval, depth, bound, tt_pv);
@@ -623,8 +629,8 @@ impl Thread<'_> {
                 Some(h) => h.eval,
                 None => self.board.evaluate(self.shared.net).clamp(-EVAL_LIMIT, EVAL_LIMIT),
             };
-            let (turn, pawn_key) = (self.board.turn(), self.board.pawn_key());
-            static_eval = self.data.hist.corrected_eval(turn, pawn_key, raw_eval, EVAL_LIMIT);
+            let (turn, keys) = (self.board.turn(), self.board.correction_keys());
+            static_eval = self.data.hist.corrected_eval(turn, keys, raw_eval, EVAL_LIMIT);
             best_score = static_eval;
             if let Some(h) = hit {
                 best_score = h.refine(best_score);
