@@ -251,15 +251,18 @@ impl Thread<'_> {
             }
             e
         };
-        let correction_keys = self.board.correction_keys();
+        // The correction history's keys, where it is read and written: not in check, not
+        // in a singular search, not at the root.
+        let correction_keys =
+            (!in_check && excluded.is_none() && !N::ROOT).then(|| self.board.correction_keys());
         let static_eval = if in_check {
             -INFINITE
         } else if excluded.is_some() {
             self.frame(ply).static_eval
-        } else if N::ROOT {
-            raw_eval
         } else {
-            self.data.hist.corrected_eval(self.board.turn(), correction_keys, raw_eval, EVAL_LIMIT)
+            correction_keys.map_or(raw_eval, |keys| {
+                self.data.hist.corrected_eval(self.board.turn(), keys, raw_eval, EVAL_LIMIT)
+            })
         };
         let eval = hit.filter(|_| !in_check).map_or(static_eval, |h| h.refine(static_eval));
         let improving = !in_check && {
@@ -578,13 +581,9 @@ impl Thread<'_> {
                 Bound::Upper => best_score < static_eval,
                 _ => true,
             };
-            if !in_check && beyond_eval && best_move.is_none_or(|m| !is_noisy(m)) {
-                self.data.hist.update_correction(
-                    turn,
-                    correction_keys,
-                    best_score - static_eval,
-                    depth,
-                );
+            let quiet_best = best_move.is_none_or(|m| !is_noisy(m));
+            if let Some(keys) = correction_keys.filter(|_| beyond_eval && quiet_best) {
+                self.data.hist.update_correction(turn, keys, best_score - static_eval, depth);
             }
             let mv = best_move.map_or(PackedMove::NONE, PackedMove::of);
             self.shared.tt.store(key, ply, mv, best_score, raw_eval, depth, bound, tt_pv);
