@@ -4,7 +4,8 @@
 //! - [`uci`]: the protocol loop and the option table; owns no search logic.
 //! - [`engine`]: the typed API (position, go, stop, options) that UCI, bench and tests use.
 //! - [`search`]: iterative deepening, aspiration windows, PVS, quiescence, Lazy SMP.
-//! - [`movepick`], [`history`], [`see`]: move ordering and static exchange evaluation.
+//! - [`movepick`], [`history`], [`see`]: move ordering and static exchange evaluation;
+//!   [`movegen`]: the noisy moves alone, for quiescence.
 //! - [`types`]: the vocabulary every layer shares: plies, mate scores, bounds, packed moves.
 //! - [`tt`]: the shared lockless transposition table.
 //! - [`time`]: `go` limits and time budgets.
@@ -27,6 +28,7 @@ pub mod chain;
 pub mod datagen;
 pub mod engine;
 pub mod history;
+pub mod movegen;
 pub mod movepick;
 pub mod nnue;
 pub mod params;

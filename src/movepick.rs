@@ -3,7 +3,8 @@
 //! shakmaty generates all legal moves at once, so the stages here order rather than
 //! generate: the move list is split once into noisy moves (captures and queen promotions)
 //! and quiet ones, and each stage scores and selects only when it is reached, so a cutoff
-//! by a good capture never pays for scoring the quiets. The transposition-table move is
+//! by a good capture never pays for scoring the quiets. A noisy-only picker out of check
+//! (quiescence) generates just the noisy moves ([`crate::movegen`]). The transposition-table move is
 //! checked on its own and tried before anything is generated: when it cuts, the node
 //! never generates its moves at all.
 //!
@@ -16,6 +17,7 @@ use shakmaty::{Chess, Color, Move, MoveList, Position, Role};
 
 use crate::{
     history::Histories,
+    movegen::noisy_moves,
     see::{see_ge, value},
     types::PackedMove,
 };
@@ -70,6 +72,8 @@ pub struct MovePicker {
     counter: Option<Move>,
     /// Quiet moves are left out (quiescence, or late move pruning said so).
     skip_quiets: bool,
+    /// Only noisy moves were asked for, out of check: only they are generated.
+    noisy_only: bool,
     prev: [Option<usize>; 2],
     turn: Color,
 }
@@ -94,12 +98,19 @@ impl MovePicker {
             prev: hints.prev,
             counter,
             skip_quiets: !with_quiets,
+            noisy_only: !with_quiets && !pos.is_check(),
             turn: pos.turn(),
         }
     }
 
-    /// Generates the legal moves of `pos`, noisy ones first.
+    /// Generates the legal moves of `pos`, noisy ones first (only those, for a
+    /// noisy-only picker out of check).
     fn generate(&mut self, pos: &Chess) {
+        if self.noisy_only {
+            self.moves = noisy_moves(pos);
+            self.noisy = self.moves.len();
+            return;
+        }
         self.moves = pos.legal_moves();
         let mut noisy = 0;
         for i in 0..self.moves.len() {
@@ -113,6 +124,9 @@ impl MovePicker {
 
     /// Number of legal moves in `pos`, the picker's position (noisy and quiet).
     pub fn legal_count(&mut self, pos: &Chess) -> usize {
+        if self.noisy_only {
+            return pos.legal_moves().len();
+        }
         if self.stage <= Stage::ScoreNoisy {
             self.generate(pos);
         }
@@ -314,6 +328,7 @@ mod tests {
                     count += 1;
                 }
                 assert_eq!(count, legal.len() - quiet.len());
+                assert_eq!(noisy_only.legal_count(&pos), legal.len(), "{fen}");
             }
         }
     }

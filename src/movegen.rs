@@ -1,0 +1,163 @@
+//! Noisy-move generation for quiescence.
+//!
+//! shakmaty generates every legal move at once. Quiescence (when not in check) only
+//! wants the noisy ones, captures and queen promotions, which are a few out of thirty or
+//! more, so it generates them here from shakmaty's attack tables. The list is in the
+//! order `legal_moves` gives them (en passant, then pawns, knights, bishops, rooks,
+//! queens, king, each by origin and then target square), so the move picker breaks ties
+//! as it would after splitting the full list: the search is the same, node for node.
+
+use shakmaty::{
+    attacks, Bitboard, Chess, Color, EnPassantMode, Move, MoveList, Position, Role, Square,
+};
+
+const FILE_A: Bitboard = Bitboard(0x0101_0101_0101_0101);
+const FILE_H: Bitboard = Bitboard(0x8080_8080_8080_8080);
+
+/// The legal noisy moves (see [`crate::movepick::is_noisy`]) of a position that is not in
+/// check, in `legal_moves` order.
+pub fn noisy_moves(pos: &Chess) -> MoveList {
+    debug_assert!(!pos.is_check(), "evasions come from legal_moves");
+    let board = pos.board();
+    let us = pos.turn();
+    let them = pos.them();
+    let occupied = board.occupied();
+    let king = board.king_of(us).expect("a legal position has a king");
+    let pinned = pinned(pos, king);
+    // A pinned piece may only move along the line through its king.
+    let safe = |from, to| !pinned.contains(from) || attacks::aligned(from, to, king);
+    let mut moves = MoveList::new();
+
+    if let Some(to) = pos.ep_square(EnPassantMode::PseudoLegal) {
+        for from in board.pawns() & pos.us() & attacks::pawn_attacks(!us, to) {
+            // Both pawns leave their rank at once, so a pin along it is checked here.
+            let captured = Square::from_coords(to.file(), from.rank());
+            let after = occupied.without(from).without(captured).with(to);
+            if board.attacks_to(king, !us, after).without(captured).is_empty() {
+                moves.push(Move::EnPassant { from, to });
+            }
+        }
+    }
+
+    // Pawn captures toward the a-file, then toward the h-file; each direction's plain
+    // captures before its capturing promotions.
+    let pawns = pos.our(Role::Pawn);
+    let (forward, west, east) = match us {
+        Color::White => (8, 7, 9),
+        Color::Black => (-8, -9, -7),
+    };
+    for (offset, edge) in [(west, FILE_A), (east, FILE_H)] {
+        let targets = (pawns & !edge).shift(offset) & them;
+        for to in targets & !Bitboard::BACKRANKS {
+            let from = to.offset(-offset).expect("shifted from a square");
+            if safe(from, to) {
+                moves.push(normal(pos, Role::Pawn, from, to, None));
+            }
+        }
+        for to in targets & Bitboard::BACKRANKS {
+            let from = to.offset(-offset).expect("shifted from a square");
+            if safe(from, to) {
+                for promotion in [Role::Queen, Role::Rook, Role::Bishop, Role::Knight] {
+                    moves.push(normal(pos, Role::Pawn, from, to, Some(promotion)));
+                }
+            }
+        }
+    }
+    // Promotions by a push: only the queen's is noisy.
+    for to in pawns.shift(forward) & !occupied & Bitboard::BACKRANKS {
+        let from = to.offset(-forward).expect("shifted from a square");
+        if safe(from, to) {
+            moves.push(normal(pos, Role::Pawn, from, to, Some(Role::Queen)));
+        }
+    }
+
+    for role in [Role::Knight, Role::Bishop, Role::Rook, Role::Queen] {
+        for from in pos.our(role) {
+            let reach = attacks::attacks(from, role.of(us), occupied);
+            for to in reach & them {
+                if safe(from, to) {
+                    moves.push(normal(pos, role, from, to, None));
+                }
+            }
+        }
+    }
+    // Not in check, so no slider sees through the king: a target is safe for it when
+    // nothing of theirs attacks that square as the board stands.
+    for to in attacks::king_attacks(king) & them {
+        if board.attacks_to(to, !us, occupied).is_empty() {
+            moves.push(normal(pos, Role::King, king, to, None));
+        }
+    }
+    moves
+}
+
+fn normal(pos: &Chess, role: Role, from: Square, to: Square, promotion: Option<Role>) -> Move {
+    Move::Normal { role, from, capture: pos.board().role_at(to), to, promotion }
+}
+
+/// Our pieces that stand alone between our king and one of their sliders.
+fn pinned(pos: &Chess, king: Square) -> Bitboard {
+    let board = pos.board();
+    let snipers = (attacks::rook_attacks(king, Bitboard(0)) & board.rooks_and_queens())
+        | (attacks::bishop_attacks(king, Bitboard(0)) & board.bishops_and_queens());
+    let mut pinned = Bitboard(0);
+    for sniper in snipers & pos.them() {
+        let between = attacks::between(king, sniper) & board.occupied();
+        if between.count() == 1 {
+            pinned |= between & pos.us();
+        }
+    }
+    pinned
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::movepick::is_noisy;
+    use shakmaty::{fen::Fen, CastlingMode};
+
+    /// Every position within three plies of the perft suites' starting positions (and a
+    /// few with en passant pins and promotions): the noisy moves are those of
+    /// `legal_moves`, in the same order.
+    #[test]
+    fn same_moves_same_order_as_legal_moves() {
+        let suite = include_str!("../tests/perft/standard.epd");
+        let extra = [
+            // En passant that would expose the king along the rank, and one that is fine.
+            "8/8/8/K2pP2r/8/8/8/7k w - d6 0 2",
+            "8/8/8/3pP2r/K7/8/8/7k w - d6 0 2",
+            // En passant by either of two pawns, one of them pinned on a diagonal.
+            "1b5k/8/8/3pPpP1/8/8/7K/8 w - f6 0 2",
+            // Pushes and captures onto the last rank, for both sides.
+            "r3k2r/1P4P1/8/8/8/8/1p4p1/R3K2R w KQkq - 0 1",
+            "r3k2r/1P4P1/8/8/8/8/1p4p1/R3K2R b KQkq - 0 1",
+        ];
+        let fens = suite.lines().filter_map(|l| l.split(';').next()).map(str::trim);
+        let mut checked = 0;
+        for fen in fens.chain(extra).filter(|f| !f.is_empty()) {
+            let pos: Chess =
+                fen.parse::<Fen>().unwrap().into_position(CastlingMode::Standard).unwrap();
+            checked += walk(&pos, 3);
+        }
+        assert!(checked > 50_000, "only {checked} positions compared");
+    }
+
+    fn walk(pos: &Chess, depth: u32) -> usize {
+        let legal = pos.legal_moves();
+        let mut checked = 0;
+        if !pos.is_check() {
+            let expected: Vec<Move> = legal.iter().copied().filter(|&m| is_noisy(m)).collect();
+            let fen = Fen::from_position(pos, EnPassantMode::Legal);
+            assert_eq!(noisy_moves(pos).to_vec(), expected, "{fen}");
+            checked += 1;
+        }
+        if depth > 0 {
+            for m in legal {
+                let mut next = pos.clone();
+                next.play_unchecked(m);
+                checked += walk(&next, depth - 1);
+            }
+        }
+        checked
+    }
+}
