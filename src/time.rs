@@ -58,6 +58,18 @@ const MAX_MOVES_TO_GO: u64 = 50;
 const RESERVE_OVERHEADS: u64 = 4;
 
 impl Limits {
+    /// Whether a search under these limits ends without a command: it has a depth, node,
+    /// time or mate limit, and is neither `infinite` nor `ponder` (which wait for `stop`
+    /// or `ponderhit`).
+    pub fn ends_by_itself(&self) -> bool {
+        let limited = self.depth.is_some()
+            || self.nodes.is_some()
+            || self.move_time.is_some()
+            || self.mate.is_some()
+            || self.time.iter().any(Option::is_some);
+        limited && !self.infinite && !self.ponder
+    }
+
     /// The budget for `side` to move, or `None` when time does not limit the search.
     pub fn budget(&self, side: Color, overhead_ms: u64) -> Option<Budget> {
         if let Some(t) = self.move_time {

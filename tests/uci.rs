@@ -474,6 +474,44 @@ fn quit_while_searching_and_end_of_input() {
 }
 
 #[test]
+fn end_of_input_lets_a_bounded_search_finish() {
+    let _lock = common::untimed();
+    // `echo "go depth 9" | nue`: the input ends at once, the search still reaches depth 9.
+    let mut e = started();
+    e.ask("position startpos moves e2e4 e7e5");
+    e.send("go depth 9");
+    e.close_input();
+    let lines = e.bestmove(30 * SECOND);
+    assert_eq!(
+        last_info(&lines, "depth").and_then(|d| d.split(' ').next().map(String::from)),
+        Some("9".to_string()),
+        "{lines:?}"
+    );
+    assert_eq!(e.wait_exit(5 * SECOND), Some(0));
+}
+
+#[test]
+fn stop_at_once_still_answers_a_searched_move() {
+    let _lock = common::untimed();
+    let mut e = started();
+    // A `stop` right behind the `go`: the first iteration is finished all the same, so the
+    // queen is taken (White's first legal move in generation order is not the capture).
+    for (fen, expected) in [
+        ("4k3/8/8/8/8/8/1q6/Q3K3 w - - 0 1", Some("a1b2")),
+        ("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1", None),
+    ] {
+        e.ask(&format!("position fen {fen}"));
+        e.send("go infinite");
+        e.send("stop");
+        let lines = e.bestmove(10 * SECOND);
+        assert!(lines.iter().any(|l| l.starts_with("info depth 1 ")), "{lines:?}");
+        if let Some(m) = expected {
+            assert_eq!(best_move(&lines), m, "{lines:?}");
+        }
+    }
+}
+
+#[test]
 fn threads_share_the_node_limit_and_stop_at_once() {
     let _lock = common::timed();
     let mut e = started();

@@ -259,7 +259,11 @@ impl<'a> Thread<'a> {
     #[inline]
     fn should_stop(&mut self) -> bool {
         if !self.stopped && self.shared.control.stop.load(Relaxed) {
-            self.stopped = true;
+            // The main thread finishes its first iteration (about a millisecond) before
+            // it heeds a `stop`, so that the move it answers was searched; a node limit
+            // still stops it at once, so that the count is exact.
+            let first_iteration = self.is_main() && self.completed_depth == 0;
+            self.stopped = !first_iteration || self.shared.limits.nodes.is_some();
         }
         self.stopped
     }

@@ -92,11 +92,15 @@ pub struct Uci {
     /// Set by the search thread once its `bestmove` is out: the thread is then only
     /// handing the engine back, and a new command need not stop anything.
     answered: Arc<AtomicBool>,
+    /// The running search ends by itself (a depth, node, time or mate limit).
+    bounded: bool,
     chess960: bool,
     show_wdl: bool,
 }
 
-/// Runs the UCI loop until `quit` or the end of input.
+/// Runs the UCI loop until `quit` or the end of input. At the end of input a search that
+/// ends by itself is let finish (so `echo "go depth 12" | nue` answers a depth-12 move);
+/// one waiting for `stop` or `ponderhit` is stopped.
 pub fn run() -> Result<()> {
     let mut uci = Uci::new()?;
     let stdin = std::io::stdin();
@@ -104,7 +108,10 @@ pub fn run() -> Result<()> {
     loop {
         line.clear();
         match stdin.lock().read_line(&mut line) {
-            Ok(0) => break,
+            Ok(0) => {
+                uci.finish_bounded_search();
+                break;
+            }
             Ok(_) => {}
             Err(e) => {
                 // Not UTF-8, most likely: say so and go on.
@@ -133,6 +140,7 @@ impl Uci {
             search: None,
             control: Arc::default(),
             answered: Arc::default(),
+            bounded: false,
             chess960: false,
             show_wdl: false,
         })
@@ -148,9 +156,22 @@ impl Uci {
 
     /// Stops a running search (it prints its `bestmove`) and takes the engine back.
     fn stop_search(&mut self) {
+        self.join_search(true);
+    }
+
+    /// Waits for a running search that ends by itself, and takes the engine back.
+    fn finish_bounded_search(&mut self) {
+        if self.bounded && !self.control.pondering.load(Relaxed) {
+            self.join_search(false);
+        }
+    }
+
+    fn join_search(&mut self, stop: bool) {
         if let Some(handle) = self.search.take() {
-            self.control.stop.store(true, Relaxed);
-            self.control.pondering.store(false, Relaxed);
+            if stop {
+                self.control.stop.store(true, Relaxed);
+                self.control.pondering.store(false, Relaxed);
+            }
             match handle.join() {
                 Ok(engine) => self.engine = Some(engine),
                 Err(_) => {
@@ -322,6 +343,7 @@ impl Uci {
         let limits = parse_go(args, engine.position());
         let wdl = show_wdl.then(|| crate::wdl::material(engine.position()));
         let mut engine = self.engine.take().expect("engine() returned it");
+        self.bounded = limits.ends_by_itself();
         self.control = Arc::new(Control::default());
         self.control.pondering.store(limits.ponder, Relaxed);
         let control = Arc::clone(&self.control);
