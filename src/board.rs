@@ -5,12 +5,23 @@
 //! there; unmaking just pops. A shakmaty `Chess` is small (about 140 bytes), so this costs
 //! less than the bookkeeping an undo would need.
 
-use shakmaty::{zobrist::Zobrist64, Chess, Color, EnPassantMode, Move, Position};
+use shakmaty::{zobrist::Zobrist64, Bitboard, Chess, Color, EnPassantMode, Move, Position};
 
 use crate::{
     history::CorrectionKeys,
     nnue::{accumulator::AccumulatorStack, simd::Simd, to_internal, Network},
 };
+
+/// A key mixed from bitboards: each multiplied by its own odd constant and rotated by
+/// its own amount, all xored together, then the high bits folded onto the low ones by
+/// `fold` (the tables index by the low bits).
+#[inline]
+fn mix_bitboards<const N: usize>(parts: [(Bitboard, u64, u32); N], fold: u32) -> u64 {
+    let x = parts
+        .iter()
+        .fold(0u64, |acc, &(bb, mul, rot)| acc ^ bb.0.wrapping_mul(mul).rotate_left(rot));
+    x ^ (x >> fold)
+}
 
 /// Key of a position: Polyglot-compatible Zobrist hash, en passant square only when a
 /// legal capture exists, halfmove clock excluded.
@@ -66,19 +77,17 @@ impl Board {
     }
 
     /// A key of the current pawn structure (both sides' pawns), for the correction
-    /// history: each bitboard multiplied by its own odd constant, then mixed.
+    /// history.
     #[inline]
     pub fn pawn_key(&self) -> u64 {
         let b = self.pos().board();
-        let white = (b.pawns() & b.white()).0.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        let black = (b.pawns() & b.black()).0.wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
-        let x = white ^ black.rotate_left(29);
-        x ^ (x >> 31)
+        let white = (b.pawns() & b.white(), 0x9E37_79B9_7F4A_7C15, 0);
+        let black = (b.pawns() & b.black(), 0xC2B2_AE3D_27D4_EB4F, 29);
+        mix_bitboards([white, black], 31)
     }
 
     /// The keys of the correction history: the pawn structure, and each side's pieces
-    /// other than pawns (every kind's bitboard multiplied by its own odd constant, then
-    /// mixed), white's first.
+    /// other than pawns, white's first.
     #[inline]
     pub fn correction_keys(&self) -> CorrectionKeys {
         const MULTIPLIERS: [u64; 5] = [
@@ -91,11 +100,9 @@ impl Board {
         let b = self.pos().board();
         let roles = [b.knights(), b.bishops(), b.rooks(), b.queens(), b.kings()];
         let pieces = [b.white(), b.black()].map(|side| {
-            let x =
-                roles.iter().zip(MULTIPLIERS).enumerate().fold(0u64, |acc, (i, (&role, mul))| {
-                    acc ^ (role & side).0.wrapping_mul(mul).rotate_left(11 * i as u32)
-                });
-            x ^ (x >> 29)
+            let parts: [_; 5] =
+                std::array::from_fn(|i| (roles[i] & side, MULTIPLIERS[i], 11 * i as u32));
+            mix_bitboards(parts, 29)
         });
         CorrectionKeys { pawn: self.pawn_key(), pieces }
     }
