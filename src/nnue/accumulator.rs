@@ -5,11 +5,15 @@
 //! (at most two each). Nothing is computed until a position is evaluated; then each
 //! perspective walks back to the nearest frame where it is known and replays the recorded
 //! changes forward, or refreshes from the board when its own king moved on the way
-//! (every index of a perspective depends on its king square, spec §4).
+//! (every index of a perspective depends on its king square, spec §4). A refresh starts
+//! from the accumulator last computed with the king on the same square, kept in a cache,
+//! and only adds and removes the pieces that differ from that position: a handful of rows
+//! instead of all thirty. The sums wrap in i16, so their order does not matter and the
+//! result is the full refresh's, lane for lane.
 
 use arrayvec::ArrayVec;
 use bytemuck::Zeroable;
-use shakmaty::{Board, Color, Move, Piece, Role, Square};
+use shakmaty::{Bitboard, Board, Color, Move, Piece, Role, Square};
 
 use super::{
     features::{self, FeatureList},
@@ -85,18 +89,42 @@ fn slot(c: Color) -> usize {
     }
 }
 
+/// The pieces that are features (kings are not), by colour and role.
+const FEATURE_PIECES: [Piece; 10] = {
+    const ROLES: [Role; 5] = [Role::Pawn, Role::Knight, Role::Bishop, Role::Rook, Role::Queen];
+    let mut pieces = [Piece { color: Color::White, role: Role::Pawn }; 10];
+    let mut i = 0;
+    while i < 10 {
+        let color = if i < 5 { Color::White } else { Color::Black };
+        pieces[i] = Piece { color, role: ROLES[i % 5] };
+        i += 1;
+    }
+    pieces
+};
+
+/// One perspective's accumulator for one king square, and the pieces it sums.
+#[derive(Clone)]
+struct CacheEntry {
+    acc: Half,
+    /// Bitboards of [`FEATURE_PIECES`] as `acc` counts them.
+    pieces: [Bitboard; 10],
+}
+
 /// The per-ply accumulator stack of one search thread.
 #[derive(Clone)]
 pub struct AccumulatorStack {
     frames: Vec<Frame>,
     top: usize,
     simd: Simd,
+    /// The refresh cache, by perspective and king square (empty until the first
+    /// [`AccumulatorStack::reset`], which knows the network).
+    cache: Vec<CacheEntry>,
 }
 
 impl AccumulatorStack {
     /// An empty stack using the given kernels; call [`AccumulatorStack::reset`] before use.
     pub fn new(simd: Simd) -> AccumulatorStack {
-        AccumulatorStack { frames: vec![Frame::empty(); 128], top: 0, simd }
+        AccumulatorStack { frames: vec![Frame::empty(); 128], top: 0, simd, cache: Vec::new() }
     }
 
     /// The kernels this stack uses.
@@ -106,6 +134,10 @@ impl AccumulatorStack {
 
     /// Starts a new line at `board`, computing both perspectives from scratch.
     pub fn reset(&mut self, net: &Network, board: &Board) {
+        // Each entry starts as the empty board's accumulator: the bias alone.
+        let empty = CacheEntry { acc: net.ft_bias, pieces: [Bitboard(0); 10] };
+        self.cache.clear();
+        self.cache.resize(2 * 64, empty);
         self.top = 0;
         let frame = &mut self.frames[0];
         for c in Color::ALL {
@@ -171,10 +203,7 @@ impl AccumulatorStack {
         let mut base = self.top;
         while !self.frames[base].computed[p] {
             if base == 0 || self.frames[base].delta.king_moved == Some(perspective) {
-                let features = features::active(board, perspective);
-                let frame = &mut self.frames[self.top];
-                net.refresh(self.simd, &features, &mut frame.acc[p]);
-                frame.computed[p] = true;
+                self.refresh(net, board, perspective);
                 return;
             }
             base -= 1;
@@ -194,6 +223,43 @@ impl AccumulatorStack {
             self.simd.update(&mut frame.acc[p], &parent.acc[p], &added, &removed);
             frame.computed[p] = true;
         }
+    }
+
+    /// Makes the top frame's `perspective` valid from the cache entry of its king square,
+    /// which is brought up to date on the way.
+    fn refresh(&mut self, net: &Network, board: &Board, perspective: Color) {
+        let p = slot(perspective);
+        let frame = &mut self.frames[self.top];
+        let Some(king) = board.king_of(perspective) else {
+            net.refresh(self.simd, &features::active(board, perspective), &mut frame.acc[p]);
+            frame.computed[p] = true;
+            return;
+        };
+        let entry = &mut self.cache[64 * p + king.to_usize()];
+        // At most 30 pieces appear or vanish: neither list can overflow.
+        let mut added = [&net.ft_bias; 32];
+        let mut removed = [&net.ft_bias; 32];
+        let (mut n_added, mut n_removed) = (0, 0);
+        for (piece, cached) in FEATURE_PIECES.iter().zip(&mut entry.pieces) {
+            let now = board.by_piece(*piece);
+            if now == *cached {
+                continue;
+            }
+            let row = |sq| net.row(features::index(perspective, king, *piece, sq));
+            for sq in now & !*cached {
+                added[n_added] = row(sq);
+                n_added += 1;
+            }
+            for sq in *cached & !now {
+                removed[n_removed] = row(sq);
+                n_removed += 1;
+            }
+            *cached = now;
+        }
+        let (added, removed) = (&added[..n_added], &removed[..n_removed]);
+        self.simd.update(&mut frame.acc[p], &entry.acc, added, removed);
+        entry.acc = frame.acc[p];
+        frame.computed[p] = true;
     }
 }
 
