@@ -214,13 +214,18 @@ impl AccumulatorStack {
         for ply in base + 1..=self.top {
             let (before, after) = self.frames.split_at_mut(ply);
             let (parent, frame) = (&before[ply - 1], &mut after[0]);
-            let rows = |list: &ArrayVec<(Piece, Square), 2>| -> ArrayVec<&Half, 2> {
-                list.iter()
-                    .map(|&(piece, sq)| net.row(features::index(perspective, king, piece, sq)))
-                    .collect()
+            // The rows of up to two changes, in a plain array: no list to build.
+            let rows = |list: &ArrayVec<(Piece, Square), 2>| {
+                let mut rows = [&net.ft_bias; 2];
+                for (row, &(piece, sq)) in rows.iter_mut().zip(list) {
+                    *row = net.row(features::index(perspective, king, piece, sq));
+                }
+                rows
             };
             let (added, removed) = (rows(&frame.delta.added), rows(&frame.delta.removed));
-            self.simd.update(&mut frame.acc[p], &parent.acc[p], &added, &removed);
+            let added = &added[..frame.delta.added.len()];
+            let removed = &removed[..frame.delta.removed.len()];
+            self.simd.update(&mut frame.acc[p], &parent.acc[p], added, removed);
             frame.computed[p] = true;
         }
     }
