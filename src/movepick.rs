@@ -79,7 +79,8 @@ pub struct MovePicker {
 }
 
 impl MovePicker {
-    /// A picker over every legal move (`with_quiets`), or over the noisy ones only.
+    /// A picker over every legal move (`with_quiets`), or over the noisy ones only. In check
+    /// every evasion counts, so a picker there must be made `with_quiets`.
     pub fn new(pos: &Chess, hints: OrderingHints, hist: &Histories, with_quiets: bool) -> Self {
         let tt_move = hints
             .tt_move
@@ -98,7 +99,7 @@ impl MovePicker {
             prev: hints.prev,
             counter,
             skip_quiets: !with_quiets,
-            noisy_only: !with_quiets && !pos.is_check(),
+            noisy_only: !with_quiets,
             turn: pos.turn(),
         }
     }
