@@ -91,15 +91,19 @@ fn slot(c: Color) -> usize {
 
 /// The pieces that are features (kings are not), by colour and role.
 const FEATURE_PIECES: [Piece; 10] = {
-    const ROLES: [Role; 5] = [Role::Pawn, Role::Knight, Role::Bishop, Role::Rook, Role::Queen];
-    let mut pieces = [Piece { color: Color::White, role: Role::Pawn }; 10];
-    let mut i = 0;
-    while i < 10 {
-        let color = if i < 5 { Color::White } else { Color::Black };
-        pieces[i] = Piece { color, role: ROLES[i % 5] };
-        i += 1;
-    }
-    pieces
+    use Color::{Black, White};
+    [
+        White.pawn(),
+        White.knight(),
+        White.bishop(),
+        White.rook(),
+        White.queen(),
+        Black.pawn(),
+        Black.knight(),
+        Black.bishop(),
+        Black.rook(),
+        Black.queen(),
+    ]
 };
 
 /// One perspective's accumulator for one king square, and the pieces it sums.
