@@ -6,7 +6,7 @@ use std::hint::black_box;
 use criterion::{criterion_group, criterion_main, Criterion};
 use nue::{
     api::Control, bench::POSITIONS, engine::parse_position, engine::Engine, perft::perft,
-    time::Limits,
+    search::time::Limits,
 };
 use shakmaty::{CastlingMode, Chess};
 

@@ -13,7 +13,7 @@ use std::{
 
 use shakmaty::Move;
 
-use crate::{time::Budget, types::Bound};
+use crate::{search::time::Budget, types::Bound};
 
 /// One line of `info` output.
 #[derive(Clone, Debug)]

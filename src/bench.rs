@@ -10,7 +10,7 @@ use shakmaty::CastlingMode;
 use crate::{
     api::Control,
     engine::{parse_position, Engine},
-    time::Limits,
+    search::time::Limits,
 };
 
 /// Depth searched when `nue bench` is given none.

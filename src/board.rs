@@ -7,10 +7,7 @@
 
 use shakmaty::{zobrist::Zobrist64, Bitboard, Chess, Color, EnPassantMode, Move, Position};
 
-use crate::{
-    history::CorrectionKeys,
-    nnue::{accumulator::AccumulatorStack, simd::Simd, to_internal, Network},
-};
+use crate::nnue::{accumulator::AccumulatorStack, simd::Simd, to_internal, Network};
 
 /// A key mixed from bitboards: each multiplied by its own odd constant and rotated by
 /// its own amount, all xored together, then the high bits folded onto the low ones by
@@ -21,6 +18,15 @@ fn mix_bitboards<const N: usize>(parts: [(Bitboard, u64, u32); N], fold: u32) ->
         .iter()
         .fold(0u64, |acc, &(bb, mul, rot)| acc ^ bb.0.wrapping_mul(mul).rotate_left(rot));
     x ^ (x >> fold)
+}
+
+/// What the correction history looks a position up by (see [`Board::correction_keys`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CorrectionKeys {
+    /// The pawn structure, both sides' pawns.
+    pub pawn: u64,
+    /// Each side's pieces other than pawns, white's first.
+    pub pieces: [u64; 2],
 }
 
 /// Key of a position: Polyglot-compatible Zobrist hash, en passant square only when a

@@ -47,7 +47,7 @@ use crate::{
     engine::{parse_move, Engine, SEARCH_STACK_BYTES},
     nnue::internal_to_cp,
     rng::Rng,
-    time::Limits,
+    search::time::Limits,
     types::is_mate,
 };
 

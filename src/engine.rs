@@ -15,12 +15,13 @@ use crate::{
     nnue::{default_net, default_network, simd::Simd, Network},
     rng::Rng,
     search::{
-        tablebase_score, PaddedCounter, RootMove, Shared, TablebaseProbing, Thread, ThreadData,
+        strength::{self, Strength},
+        tablebase_score,
+        time::Limits,
+        tt::TranspositionTable,
+        PaddedCounter, RootMove, Shared, TablebaseProbing, Thread, ThreadData,
     },
-    strength::{self, Strength},
     syzygy::Tablebases,
-    time::Limits,
-    tt::TranspositionTable,
     types::INFINITE,
 };
 

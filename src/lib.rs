@@ -3,12 +3,11 @@
 //! Module map:
 //! - [`uci`]: the protocol loop and the option table; owns no search logic.
 //! - [`engine`]: the typed API (position, go, stop, options) that UCI, bench and tests use.
-//! - [`search`]: iterative deepening, aspiration windows, PVS, quiescence, Lazy SMP.
-//! - [`movepick`], [`history`], [`see`]: move ordering and static exchange evaluation;
-//!   [`movegen`]: the noisy moves alone, for quiescence.
+//! - [`search`]: iterative deepening, aspiration windows, PVS, quiescence, Lazy SMP, and
+//!   everything only the search uses: move ordering and generation, histories, static
+//!   exchange evaluation, the transposition table, `go` limits and time budgets, the
+//!   tunable parameters, and weaker play on request.
 //! - [`types`]: the vocabulary every layer shares: plies, mate scores, bounds, packed moves.
-//! - [`tt`]: the shared lockless transposition table.
-//! - [`time`]: `go` limits and time budgets.
 //! - [`board`]: the position stack over shakmaty, keys, repetitions, accumulators.
 //! - [`nnue`]: the Stockfish 12 `.nnue` network: loading, feature indexing, the
 //!   incremental accumulator stack and the SIMD kernels (the crate's only `unsafe`).
@@ -17,7 +16,6 @@
 //! - [`train`]: the CPU trainer and quantiser (`nue train`).
 //! - [`bench`], [`perft`], [`tools`]: the `bench`, `perft` and `eval` subcommands.
 //! - [`rng`]: the seedable generator behind shuffling and training.
-//! - [`strength`]: weaker play on request (`UCI_LimitStrength`, `UCI_Elo`).
 #![deny(clippy::undocumented_unsafe_blocks)]
 
 pub mod api;
@@ -27,21 +25,13 @@ pub mod book;
 pub mod chain;
 pub mod datagen;
 pub mod engine;
-pub mod history;
-pub mod movegen;
-pub mod movepick;
 pub mod nnue;
-pub mod params;
 pub mod perft;
 pub mod rng;
 pub mod search;
-pub mod see;
-pub mod strength;
 pub mod syzygy;
-pub mod time;
 pub mod tools;
 pub mod train;
-pub mod tt;
 pub mod types;
 pub mod uci;
 pub mod wdl;

@@ -80,7 +80,7 @@ fn run(cli: Cli) -> Result<()> {
         Some(Command::Train(args)) => nue::train::run(&args).map(|_| ()),
         Some(Command::WdlFit(args)) => nue::wdl::run_fit(&args).map(|_| ()),
         Some(Command::Spsa) => {
-            print!("{}", nue::params::spsa_input());
+            print!("{}", nue::search::params::spsa_input());
             if !cfg!(feature = "tune") {
                 eprintln!(
                     "note: this build has no parameter options; build the engine to tune \

@@ -7,7 +7,7 @@ mod common;
 use nue::{
     api::{Control, Outcome},
     engine::{parse_move, Engine},
-    time::Limits,
+    search::time::Limits,
     types::MATE_IN_MAX,
 };
 use shakmaty::{uci::UciMove, CastlingMode, Move, Position};

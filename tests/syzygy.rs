@@ -10,8 +10,8 @@ use common::engine::last_info;
 use nue::{
     api::Control,
     engine::Engine,
+    search::time::Limits,
     syzygy::Tablebases,
-    time::Limits,
     types::{MATE_IN_MAX, TB_WIN_IN_MAX},
 };
 use shakmaty::{Chess, Position};

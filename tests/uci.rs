@@ -12,7 +12,7 @@ use common::{
     engine::{best_move, last_info, says, Engine},
     TempDir,
 };
-use nue::strength::Strength;
+use nue::search::strength::Strength;
 use shakmaty::Position;
 
 const SECOND: Duration = Duration::from_secs(1);

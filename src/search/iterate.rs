@@ -4,11 +4,9 @@
 
 use std::{sync::atomic::Ordering::Acquire, time::Duration};
 
-use super::{node::Root, Thread};
+use super::{node::Root, params, time::soft_scale, Thread};
 use crate::{
     api::Report,
-    params,
-    time::soft_scale,
     types::{Bound, INFINITE, MATE, MAX_PLY, TB_WIN_IN_MAX},
 };
 

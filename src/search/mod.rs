@@ -7,11 +7,28 @@
 //! (whose steps are numbered, each naming the idea and why it pays). What callers see of
 //! a search (limits, control flags, reports, outcome) is in `crate::api`. Margins are in
 //! internal units (a pawn is about 208, see `nnue::PAWN_VALUE`); the tunable numbers are
-//! in `crate::params`.
+//! in [`params`].
 
+//! The search's own parts:
+//! - [`movepick`] orders a node's moves (staged, the stored move first), [`movegen`]
+//!   generates the noisy moves alone for quiescence, [`history`] keeps the statistics
+//!   that ordering, reductions and the eval correction learn from, [`see`] judges
+//!   exchanges;
+//! - [`tt`] is the transposition table every thread shares;
+//! - [`time`] turns `go` limits into time budgets, [`params`] declares every tunable
+//!   number, [`strength`] weakens play on request.
+
+pub mod history;
 mod iterate;
+pub mod movegen;
+pub mod movepick;
 mod node;
+pub mod params;
+pub mod see;
 mod stack;
+pub mod strength;
+pub mod time;
+pub mod tt;
 
 use std::{
     sync::atomic::{
@@ -25,16 +42,16 @@ use shakmaty::{Move, Position};
 use shakmaty_syzygy::Wdl;
 
 use self::{
+    history::{context, Histories},
     node::NodeType,
     stack::{Frame, PvTable},
+    tt::{Hit, TranspositionTable},
 };
 use crate::{
     api::{Control, SearchLimits},
     board::Board,
-    history::{context, Histories},
     nnue::Network,
     syzygy::Tablebases,
-    tt::{Hit, TranspositionTable},
     types::{Bound, PackedMove, INFINITE, MATE_IN_MAX, MAX_PLY, TB_WIN},
 };
 

@@ -7,16 +7,16 @@ use std::sync::{atomic::Ordering::Relaxed, OnceLock};
 use arrayvec::ArrayVec;
 use shakmaty::{Chess, Move, Position};
 
-use super::{tablebase_score, TablebaseProbing, Thread, STACK_OFFSET};
-use crate::{
+use super::{
     history::bonus,
     movepick::{is_noisy, MovePicker, OrderingHints},
     params,
     see::{face_gain, see_ge},
-    types::{
-        mated_in, Bound, PackedMove, DEPTH_QS, DEPTH_UNSEARCHED, INFINITE, MAX_PLY, ONE_PLY,
-        TB_WIN_IN_MAX,
-    },
+    tablebase_score, TablebaseProbing, Thread, STACK_OFFSET,
+};
+use crate::types::{
+    mated_in, Bound, PackedMove, DEPTH_QS, DEPTH_UNSEARCHED, INFINITE, MAX_PLY, ONE_PLY,
+    TB_WIN_IN_MAX,
 };
 
 /// Static evaluations stay clear of the tablebase and mate range.

@@ -25,7 +25,7 @@ use crate::{
     api::{Control, Report},
     engine::{parse_move, parse_position, Engine, DEFAULT_HASH_MB, SEARCH_STACK_BYTES},
     nnue::{internal_to_cp, PAWN_VALUE},
-    time::Limits,
+    search::time::Limits,
     types::{Bound, MATE, MATE_IN_MAX},
 };
 
@@ -280,7 +280,7 @@ impl Uci {
             }
             (Name::Ponder, _) => {}
             (Name::Param(i), Value::Int(v)) => {
-                if let Err(e) = crate::params::set(i, v as i32) {
+                if let Err(e) = crate::search::params::set(i, v as i32) {
                     send(&format!("info string {e}"));
                 }
             }

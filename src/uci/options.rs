@@ -5,8 +5,10 @@ use std::fmt;
 
 use crate::{
     engine::{DEFAULT_HASH_MB, DEFAULT_MOVE_OVERHEAD_MS},
-    params::{self, PARAMS},
-    strength,
+    search::{
+        params::{self, PARAMS},
+        strength,
+    },
 };
 
 /// The kind of an option, with its default and bounds.

@@ -4,9 +4,9 @@
 //! generate: the move list is split once into noisy moves (captures and queen promotions)
 //! and quiet ones, and each stage scores and selects only when it is reached, so a cutoff
 //! by a good capture never pays for scoring the quiets. A noisy-only picker out of check
-//! (quiescence) generates just the noisy moves ([`crate::movegen`]). The transposition-table move is
-//! checked on its own and tried before anything is generated: when it cuts, the node
-//! never generates its moves at all.
+//! (quiescence) generates just the noisy moves ([`super::movegen`]). The
+//! transposition-table move is checked on its own and tried before anything is generated:
+//! when it cuts, the node never generates its moves at all.
 //!
 //! Order: TT move; captures that do not lose material (by victim value and capture
 //! history), best first; the two killers; the countermove; quiets by butterfly plus
@@ -15,12 +15,12 @@
 use arrayvec::ArrayVec;
 use shakmaty::{Chess, Color, Move, MoveList, Position, Role};
 
-use crate::{
+use super::{
     history::Histories,
     movegen::noisy_moves,
     see::{see_ge, value},
-    types::PackedMove,
 };
+use crate::types::PackedMove;
 
 /// Whether a move is ordered (and pruned) with the captures.
 #[inline]

@@ -14,7 +14,7 @@ use shakmaty::{
 const FILE_A: Bitboard = Bitboard(0x0101_0101_0101_0101);
 const FILE_H: Bitboard = Bitboard(0x8080_8080_8080_8080);
 
-/// The legal noisy moves (see [`crate::movepick::is_noisy`]) of a position that is not in
+/// The legal noisy moves (see [`super::movepick::is_noisy`]) of a position that is not in
 /// check, in `legal_moves` order.
 pub fn noisy_moves(pos: &Chess) -> MoveList {
     debug_assert!(!pos.is_check(), "evasions come from legal_moves");
@@ -113,7 +113,7 @@ fn pinned(pos: &Chess, king: Square) -> Bitboard {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::movepick::is_noisy;
+    use crate::search::movepick::is_noisy;
     use shakmaty::{fen::Fen, CastlingMode};
 
     /// Every position within three plies of the perft suites' starting positions (and a
@@ -121,7 +121,7 @@ mod tests {
     /// `legal_moves`, in the same order.
     #[test]
     fn same_moves_same_order_as_legal_moves() {
-        let suite = include_str!("../tests/perft/standard.epd");
+        let suite = include_str!("../../tests/perft/standard.epd");
         let extra = [
             // En passant that would expose the king along the rank, and one that is fine.
             "8/8/8/K2pP2r/8/8/8/7k w - d6 0 2",

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use shakmaty::{Color, Move};
 
-use crate::params;
+use super::params;
 
 /// Everything a `go` command can ask for. Times in milliseconds.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -10,7 +10,8 @@
 
 use shakmaty::{CastlingSide, Color, Move, Piece};
 
-use crate::params;
+use super::params;
+use crate::board::CorrectionKeys;
 
 /// Bound of every history entry.
 pub const HISTORY_MAX: i32 = 16384;
@@ -54,15 +55,6 @@ pub fn context(turn: Color, m: Move) -> usize {
 const CORRECTION_SIZE: usize = 1 << 14;
 /// Fixed-point scale of correction entries: an entry holds 256 times the correction.
 const CORRECTION_GRAIN: i32 = 256;
-
-/// What the correction history looks a position up by (see `Board::correction_keys`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CorrectionKeys {
-    /// The pawn structure, both sides' pawns.
-    pub pawn: u64,
-    /// Each side's pieces other than pawns, white's first.
-    pub pieces: [u64; 2],
-}
 
 /// All the statistics of one search thread.
 pub struct Histories {

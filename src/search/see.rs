@@ -13,7 +13,7 @@ use shakmaty::{
     Bitboard, Chess, Color, Move, Position, Role,
 };
 
-use crate::params;
+use super::params;
 
 /// The exchange value of a piece kind in internal units (the king is never captured).
 #[inline]
