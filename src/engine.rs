@@ -334,16 +334,18 @@ impl Engine {
             let mut main = Thread::new(0, shared, main_data, board, &root_moves);
             main.iterate(report);
             // A finished infinite or ponder search waits for its `stop` or `ponderhit`.
+            let mut waited = false;
             while !control.stop.load(Relaxed)
                 && (limits.infinite || control.pondering.load(Relaxed))
             {
+                waited = true;
                 std::thread::sleep(Duration::from_millis(1));
             }
             control.stop.store(true, Relaxed);
             for h in helpers {
                 let _ = h.join();
             }
-            main.report_final(report);
+            main.report_final(report, waited);
             let depth = main.completed_depth;
             if let Some(s) = strength.filter(|_| depth > 0) {
                 let chosen = pick_weaker(s, &main.root_moves[..lines], rng);

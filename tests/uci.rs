@@ -342,6 +342,31 @@ fn ponderhit_starts_the_clock() {
     assert!(took <= Duration::from_millis(2500), "moved {took:?} after ponderhit");
 }
 
+/// A ponder search that proves a mate stops deepening and waits quietly; after
+/// `ponderhit` its last line comes again before `bestmove`, for clients (python-chess,
+/// so lichess-bot) that keep only what follows `ponderhit`.
+#[test]
+fn a_ponder_search_that_proves_a_mate_waits_quietly_then_reports_again() {
+    let _lock = common::untimed();
+    let mut e = started();
+    e.ask("setoption name Ponder value true");
+    e.ask("position fen 6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1");
+    e.send("go ponder wtime 10000 btime 10000");
+    let pondered = e.drain(Duration::from_millis(500));
+    assert!(pondered.iter().all(|l| !l.starts_with("bestmove")), "{pondered:?}");
+    let deepest = pondered
+        .iter()
+        .filter_map(|l| l.strip_prefix("info depth ")?.split(' ').next()?.parse::<u32>().ok())
+        .max()
+        .expect("the ponder search reported");
+    assert!(deepest <= 10, "pondered to depth {deepest} on a mate in one");
+    e.send("ponderhit");
+    let after = e.bestmove(SECOND);
+    assert_eq!(best_move(&after), "a1a8");
+    let info = after.iter().rev().find(|l| l.starts_with("info depth"));
+    assert!(info.is_some_and(|l| l.contains(" score mate 1 ")), "{after:?}");
+}
+
 #[test]
 fn mates_are_found_and_scored() {
     let _lock = common::untimed();

@@ -78,12 +78,13 @@ impl Thread<'_> {
             let drop = if depth > 1 { last_score - best.score } else { 0 };
             last_score = best.score;
             if let Some(budget) = limits.budget {
+                // A mate seen with room to spare will not get shorter: move, or, pondering,
+                // wait quietly for `ponderhit`.
+                let mate_plies = MATE - best.score.abs();
+                if mate_plies <= MAX_PLY as i32 && depth >= 2 * mate_plies + 4 {
+                    break;
+                }
                 if !self.shared.control.pondering.load(Acquire) {
-                    // A mate seen with room to spare will not get shorter: move.
-                    let mate_plies = MATE - best.score.abs();
-                    if mate_plies <= MAX_PLY as i32 && depth >= 2 * mate_plies + 4 {
-                        break;
-                    }
                     if let Some(soft) = budget.soft {
                         let share = best.nodes as f64 / self.nodes.max(1) as f64;
                         let scale = soft_scale(stable_iterations, drop, share);
@@ -102,9 +103,12 @@ impl Thread<'_> {
 
     /// After the search has stopped: one more report when the last is out of date (the
     /// search went on after it), so that the last lines a GUI sees show the moves to be
-    /// played, their lines, and the final node count.
-    pub fn report_final(&self, report: &mut dyn FnMut(&Report)) {
-        if self.completed_depth == 0 || self.reported_nodes == self.shared.total_nodes() {
+    /// played, their lines, and the final node count. `again` repeats it even when it is
+    /// not, for a search that ended and then waited for `stop` or `ponderhit`: a client
+    /// such as python-chess keeps only the lines that follow `ponderhit`.
+    pub fn report_final(&self, report: &mut dyn FnMut(&Report), again: bool) {
+        let current = self.reported_nodes == self.shared.total_nodes();
+        if self.completed_depth == 0 || (current && !again) {
             return;
         }
         let multipv = self.shared.limits.multipv.clamp(1, self.root_moves.len().max(1));

@@ -101,6 +101,23 @@ def play_clock_game(engine, board):
     return played
 
 
+def ponderhit_after_a_proven_mate(engine):
+    """The reply the engine pondered on comes after its ponder search has proven a mate:
+    python-chess keeps only the info lines that follow `ponderhit`, so the score must
+    come again there (lichess-bot logs it)."""
+    board = chess.Board("r2qkb1r/pp2nppp/3p4/2pNN1B1/2BnP3/3P4/PPP2PPP/R2bK2R w KQkq - 1 1")
+    limit = chess.engine.Limit(white_clock=10.0, black_clock=10.0)
+    first = engine.play(board, limit, ponder=True)
+    assert first.ponder is not None, first
+    board.push(first.move)
+    board.push(first.ponder)
+    time.sleep(0.5)  # the ponder search proves the mate in one and waits
+    second = engine.play(board, limit, ponder=True, info=chess.engine.INFO_ALL)
+    assert second.move in board.legal_moves, second
+    assert second.info.get("score") is not None, second.info
+    assert second.info["score"].relative == chess.engine.Mate(1), second.info["score"]
+
+
 def analyse_multipv(engine):
     board = chess.Board("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3")
     infos = engine.analyse(board, chess.engine.Limit(depth=8), multipv=3)
@@ -169,6 +186,7 @@ def main():
         configure_everything(engine)
         engine.ping()
         play_clock_games(engine)
+        ponderhit_after_a_proven_mate(engine)
         analyse_multipv(engine)
         find_mate(engine)
         win_draw_loss_and_tablebases(engine, sys.argv[2])
