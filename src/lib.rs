@@ -14,6 +14,7 @@
 //! - [`datagen`]: self-play games for training (`nue datagen`), written as game
 //!   [`chain`]s, from random openings or a [`book`].
 //! - [`train`]: the CPU trainer and quantiser (`nue train`).
+//! - [`plot`]: training curves and the nets' history as SVG (`nue plot`).
 //! - [`bench`], [`perft`], [`tools`]: the `bench`, `perft` and `eval` subcommands.
 //! - [`rng`]: the seedable generator behind shuffling and training.
 #![deny(clippy::undocumented_unsafe_blocks)]
@@ -27,6 +28,7 @@ pub mod datagen;
 pub mod engine;
 pub mod nnue;
 pub mod perft;
+pub mod plot;
 pub mod rng;
 pub mod search;
 pub mod syzygy;

@@ -3,7 +3,7 @@
 
 use std::{path::PathBuf, process::ExitCode};
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 
 /// Nue, a UCI chess engine with a HalfKP NNUE evaluation.
@@ -43,6 +43,9 @@ enum Command {
     Datagen(nue::datagen::DatagenArgs),
     /// Train a net on the CPU and export it in the Stockfish 12 format.
     Train(nue::train::TrainArgs),
+    /// Draw pictures as SVG: training runs' curves, or the default nets' history.
+    #[command(subcommand)]
+    Plot(Plot),
     /// Fit the win/draw/loss model of `UCI_ShowWDL` to the training data's results.
     WdlFit(nue::wdl::FitArgs),
     /// Print the search and time parameters as OpenBench's SPSA input
@@ -51,6 +54,30 @@ enum Command {
     Spsa,
     /// Speak UCI (the same as running without a subcommand).
     Uci,
+}
+
+#[derive(Subcommand)]
+enum Plot {
+    /// Train and validation loss and the learning rate per epoch of one or more `nue train`
+    /// runs, in one picture (each run's folder holds its `log.tsv`).
+    Training {
+        /// The runs' `--out` folders.
+        #[arg(required = true)]
+        runs: Vec<PathBuf>,
+        /// The SVG to write.
+        #[arg(long, default_value = "compare.svg")]
+        out: PathBuf,
+    },
+    /// The default nets' Elo against the net they replaced and against Stockfish 12's net,
+    /// against the positions seen, from the `## History` table of `nets/README.md`.
+    Nets {
+        /// The README holding the table.
+        #[arg(long, default_value = "nets/README.md")]
+        readme: PathBuf,
+        /// The SVG to write.
+        #[arg(long, default_value = "nets/history.svg")]
+        out: PathBuf,
+    },
 }
 
 fn main() -> ExitCode {
@@ -78,6 +105,18 @@ fn run(cli: Cli) -> Result<()> {
             nue::datagen::run(&args).map(|_| ())
         }
         Some(Command::Train(args)) => nue::train::run(&args).map(|_| ()),
+        Some(Command::Plot(Plot::Training { runs, out })) => {
+            nue::plot::compare_runs(&runs, &out)?;
+            eprintln!("wrote {}", out.display());
+            Ok(())
+        }
+        Some(Command::Plot(Plot::Nets { readme, out })) => {
+            let text = std::fs::read_to_string(&readme)
+                .with_context(|| format!("cannot read {}", readme.display()))?;
+            nue::plot::nets_history(&nue::plot::read_nets_history(&text)?, &out)?;
+            eprintln!("wrote {}", out.display());
+            Ok(())
+        }
         Some(Command::WdlFit(args)) => nue::wdl::run_fit(&args).map(|_| ()),
         Some(Command::Spsa) => {
             print!("{}", nue::search::params::spsa_input());

@@ -197,6 +197,13 @@ fn ctrl_c_stops_a_run_with_its_summary_and_whole_games() {
     // The summary line (not a progress line) counts exactly the games in the file.
     let summary = format!("{}: {} games,", out.display(), games.len());
     assert!(stderr.contains(&summary), "{stderr}");
+    // ...and its results, in the tally printed under it.
+    let [wins, draws, losses] =
+        [1.0, 0.5, 0.0].map(|r| games.iter().filter(|g| g.result == r).count());
+    let results = format!("results: 1-0 {wins} (");
+    assert!(stderr.contains(&results), "{results:?} not in {stderr}");
+    assert!(stderr.contains(&format!(", 1/2-1/2 {draws} (")), "{stderr}");
+    assert!(stderr.contains(&format!(", 0-1 {losses} (")), "{stderr}");
     for game in &games {
         assert_ending_follows_the_rules(game, &Rules::default());
     }

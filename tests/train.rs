@@ -106,6 +106,10 @@ fn training_learns_reproduces_resumes_and_exports_a_loadable_net() {
         log.lines().skip(1).map(|l| l.split('\t').nth(2).unwrap().parse().unwrap()).collect();
     assert_eq!(losses.len(), 3);
     assert!(losses[2] < losses[0], "validation loss did not fall: {losses:?}");
+    // Its curves are drawn beside the log, three validation points among them.
+    let curves = std::fs::read_to_string(dir.join("a/run/curves.svg")).unwrap();
+    assert!(curves.starts_with("<svg") && curves.contains("learning rate"));
+    assert!(curves.matches("<circle").count() >= 3, "{curves}");
 
     // The integer net follows the float model on held-out positions: the forward pass
     // trains with parameters on the integer grid, so only the last rounding differs

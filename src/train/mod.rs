@@ -283,6 +283,16 @@ pub fn run(args: &TrainArgs) -> Result<TrainReport> {
             seconds,
             speed
         )?;
+        // The curves so far, beside the log (a picture is not worth stopping a run for).
+        let drawn = crate::plot::read_training_log(&args.out.join("log.tsv")).and_then(|log| {
+            crate::plot::training_curves(
+                &[(crate::plot::run_name(&args.out), log)],
+                &args.out.join("curves.svg"),
+            )
+        });
+        if let Err(e) = drawn {
+            eprintln!("warning: could not draw curves.svg: {e:#}");
+        }
         save_checkpoint(&checkpoint, &mut model, epoch + 1)?;
         // Every epoch's net stays, so that games can choose among them.
         std::fs::write(

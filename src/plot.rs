@@ -1,0 +1,326 @@
+//! The pictures engine authors look at instead of logs, drawn as SVG: a training run's
+//! curves (`nue train` redraws them after every epoch, `nue plot training` compares runs)
+//! and the history of the default nets (`nue plot nets`, from `nets/README.md`'s table).
+
+use std::{
+    ops::Range,
+    path::{Path, PathBuf},
+};
+
+use anyhow::{bail, ensure, Context, Result};
+use plotters::{
+    coord::{types::RangedCoordf64, Shift},
+    prelude::*,
+};
+
+/// One line of a training run's `log.tsv`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Epoch {
+    /// 1-based epoch number.
+    pub epoch: u32,
+    /// Mean training loss over the epoch.
+    pub train_loss: f64,
+    /// Validation loss after the epoch.
+    pub validation_loss: f64,
+    /// Learning rate at the end of the epoch.
+    pub lr: f64,
+}
+
+/// Reads a training log (`epoch`, `train_loss`, `validation_loss`, `lr`, … tab-separated,
+/// one header line).
+pub fn read_training_log(path: &Path) -> Result<Vec<Epoch>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut epochs = Vec::new();
+    for (n, line) in text.lines().enumerate().filter(|(_, l)| !l.starts_with("epoch")) {
+        let fields: Vec<&str> = line.split('\t').collect();
+        let field = |i: usize| -> Result<f64> {
+            let text = fields.get(i).with_context(|| format!("line {}: too few fields", n + 1))?;
+            text.parse().with_context(|| format!("line {}: bad number {text:?}", n + 1))
+        };
+        epochs.push(Epoch {
+            epoch: field(0)? as u32,
+            train_loss: field(1)?,
+            validation_loss: field(2)?,
+            lr: field(3)?,
+        });
+    }
+    ensure!(!epochs.is_empty(), "{} has no epochs", path.display());
+    Ok(epochs)
+}
+
+/// A colour per run, distinct on a white page.
+const COLOURS: [RGBColor; 6] = [
+    RGBColor(31, 119, 180),
+    RGBColor(214, 39, 40),
+    RGBColor(44, 160, 44),
+    RGBColor(148, 103, 189),
+    RGBColor(255, 127, 14),
+    RGBColor(23, 190, 207),
+];
+
+/// A range that holds every value with a margin, never empty.
+fn padded(values: impl Iterator<Item = f64> + Clone) -> Range<f64> {
+    let lo = values.clone().fold(f64::INFINITY, f64::min);
+    let hi = values.fold(f64::NEG_INFINITY, f64::max);
+    let margin = ((hi - lo) * 0.08).max(hi.abs().max(1e-9) * 1e-3);
+    (lo - margin)..(hi + margin)
+}
+
+/// An axis label for whole numbers only (epochs).
+fn whole(x: &f64) -> String {
+    if (x - x.round()).abs() < 1e-9 {
+        format!("{x:.0}")
+    } else {
+        String::new()
+    }
+}
+
+fn plot_error(e: impl std::fmt::Display) -> anyhow::Error {
+    anyhow::anyhow!("drawing failed: {e}")
+}
+
+/// Draws the curves of training runs (each a name and its epochs) into an SVG at `out`:
+/// train (dashed) and validation (solid) loss per epoch on the left, the learning rate
+/// on the right, one colour per run.
+pub fn training_curves(runs: &[(String, Vec<Epoch>)], out: &Path) -> Result<()> {
+    ensure!(!runs.is_empty() && runs.iter().all(|(_, e)| !e.is_empty()), "no epochs to draw");
+    let root = SVGBackend::new(out, (1100, 450)).into_drawing_area();
+    root.fill(&WHITE).map_err(plot_error)?;
+    let (left, right) = root.split_horizontally(700);
+    let last = runs.iter().flat_map(|(_, e)| e.iter().map(|e| e.epoch)).max().unwrap_or(1);
+    let epochs = 0.5..f64::from(last) + 0.5;
+    let all = || runs.iter().flat_map(|(_, e)| e.iter());
+    let losses = padded(all().flat_map(|e| [e.train_loss, e.validation_loss]));
+    let mut loss = chart(&left, "loss (train dashed, validation solid)", epochs.clone(), losses)?;
+    loss.configure_mesh()
+        .light_line_style(WHITE)
+        .x_desc("epoch")
+        .x_labels(last as usize + 1)
+        .y_desc("loss")
+        .x_label_formatter(&whole)
+        .y_label_formatter(&|y| format!("{y:.4}"))
+        .draw()
+        .map_err(plot_error)?;
+    for (i, (name, run)) in runs.iter().enumerate() {
+        let colour = COLOURS[i % COLOURS.len()];
+        let points = |f: fn(&Epoch) -> f64| run.iter().map(move |e| (f64::from(e.epoch), f(e)));
+        loss.draw_series(DashedLineSeries::new(points(|e| e.train_loss), 6, 4, colour.into()))
+            .map_err(plot_error)?;
+        loss.draw_series(LineSeries::new(points(|e| e.validation_loss), colour.stroke_width(2)))
+            .map_err(plot_error)?
+            .label(name.as_str())
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], colour.stroke_width(2)));
+        loss.draw_series(points(|e| e.validation_loss).map(|p| Circle::new(p, 3, colour.filled())))
+            .map_err(plot_error)?;
+    }
+    loss.configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()
+        .map_err(plot_error)?;
+
+    let rates = padded(all().map(|e| e.lr).chain([0.0]));
+    let mut lr = chart(&right, "learning rate", epochs, rates)?;
+    lr.configure_mesh()
+        .light_line_style(WHITE)
+        .x_desc("epoch")
+        .x_labels(last as usize + 1)
+        .x_label_formatter(&whole)
+        .y_label_formatter(&|y| format!("{y:.1e}"))
+        .draw()
+        .map_err(plot_error)?;
+    for (i, (_, run)) in runs.iter().enumerate() {
+        let colour = COLOURS[i % COLOURS.len()];
+        let points = run.iter().map(|e| (f64::from(e.epoch), e.lr));
+        lr.draw_series(LineSeries::new(points, colour.stroke_width(2))).map_err(plot_error)?;
+    }
+    root.present().map_err(plot_error)
+}
+
+type Chart<'a> = ChartContext<'a, SVGBackend<'a>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
+fn chart<'a>(
+    area: &DrawingArea<SVGBackend<'a>, Shift>,
+    caption: &str,
+    x: Range<f64>,
+    y: Range<f64>,
+) -> Result<Chart<'a>> {
+    ChartBuilder::on(area)
+        .caption(caption, ("sans-serif", 18))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(70)
+        .build_cartesian_2d(x, y)
+        .map_err(plot_error)
+}
+
+/// A run's name in a legend: its folder's.
+pub fn run_name(dir: &Path) -> String {
+    dir.file_name().map_or_else(|| dir.display().to_string(), |n| n.to_string_lossy().into())
+}
+
+/// Draws the curves of the runs in `dirs` (each a `nue train --out` folder with its
+/// `log.tsv`), named by their folders.
+pub fn compare_runs(dirs: &[PathBuf], out: &Path) -> Result<()> {
+    let runs = dirs
+        .iter()
+        .map(|dir| Ok((run_name(dir), read_training_log(&dir.join("log.tsv"))?)))
+        .collect::<Result<Vec<_>>>()?;
+    training_curves(&runs, out)
+}
+
+/// An Elo difference with its 95 % error and the games it comes from.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Elo {
+    /// The difference.
+    pub elo: f64,
+    /// Half the 95 % interval.
+    pub error: f64,
+    /// Games played.
+    pub games: u32,
+}
+
+/// One row of the nets' history.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NetRow {
+    /// The net's name, `nn-<hash>`.
+    pub name: String,
+    /// Training positions seen along its lineage, millions.
+    pub positions: f64,
+    /// Against the default it replaced.
+    pub previous: Option<Elo>,
+    /// Against Stockfish 12's net, in the same search.
+    pub stockfish: Option<Elo>,
+}
+
+/// Parses `+26.7 ± 13.8 (990)` (either minus sign), or `—` for none.
+fn parse_elo(cell: &str) -> Result<Option<Elo>> {
+    let cell = cell.trim().replace('−', "-");
+    if cell == "—" || cell.is_empty() {
+        return Ok(None);
+    }
+    let parse = || -> Option<Elo> {
+        let (elo, rest) = cell.split_once('±')?;
+        let (error, games) = rest.split_once('(')?;
+        Some(Elo {
+            elo: elo.trim().parse().ok()?,
+            error: error.trim().parse().ok()?,
+            games: games.trim().trim_end_matches(')').replace(',', "").parse().ok()?,
+        })
+    };
+    parse().map(Some).with_context(|| format!("not an Elo figure: {cell:?}"))
+}
+
+/// Reads the `## History` table of `nets/README.md` (columns: net, default, positions
+/// seen (M), vs previous default, vs Stockfish 12's net).
+pub fn read_nets_history(readme: &str) -> Result<Vec<NetRow>> {
+    let section = readme.split("\n## History").nth(1).context("no `## History` section")?;
+    let mut rows = Vec::new();
+    for line in
+        section.lines().skip_while(|l| !l.starts_with('|')).take_while(|l| l.starts_with('|'))
+    {
+        let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
+        if cells.len() < 5 || cells[0] == "net" || cells[0].starts_with("---") {
+            continue;
+        }
+        rows.push(NetRow {
+            name: cells[0].trim_matches('`').to_string(),
+            positions: cells[2].parse().with_context(|| format!("bad positions {:?}", cells[2]))?,
+            previous: parse_elo(cells[3])?,
+            stockfish: parse_elo(cells[4])?,
+        });
+    }
+    if rows.is_empty() {
+        bail!("the `## History` section has no table rows");
+    }
+    Ok(rows)
+}
+
+/// Draws the nets' history: above, each default's Elo against Stockfish 12's net; below,
+/// what each gained on the default it replaced; both against the positions seen, with
+/// their 95 % error bars.
+pub fn nets_history(rows: &[NetRow], out: &Path) -> Result<()> {
+    ensure!(!rows.is_empty(), "no nets to draw");
+    let root = SVGBackend::new(out, (900, 700)).into_drawing_area();
+    root.fill(&WHITE).map_err(plot_error)?;
+    let (top, bottom) = root.split_vertically(350);
+    let x = padded(rows.iter().map(|r| r.positions).chain([0.0]));
+    type Pick = fn(&NetRow) -> Option<Elo>;
+    let panels: [(&DrawingArea<_, _>, &str, Pick, RGBColor); 2] = [
+        (&top, "Elo against Stockfish 12's net (same search)", |r| r.stockfish, COLOURS[1]),
+        (&bottom, "Elo against the previous default", |r| r.previous, COLOURS[0]),
+    ];
+    for (area, caption, pick, colour) in panels {
+        let points: Vec<(f64, Elo)> =
+            rows.iter().filter_map(|r| pick(r).map(|e| (r.positions, e))).collect();
+        let y = padded(points.iter().flat_map(|(_, e)| [e.elo - e.error, e.elo + e.error, 0.0]));
+        let mut c = chart(area, caption, x.clone(), y)?;
+        c.configure_mesh()
+            .light_line_style(WHITE)
+            .x_desc("training positions seen (millions)")
+            .y_desc("Elo")
+            .x_label_formatter(&|x| format!("{x:.0}"))
+            .y_label_formatter(&|y| format!("{y:.0}"))
+            .draw()
+            .map_err(plot_error)?;
+        c.draw_series(LineSeries::new([(x.start, 0.0), (x.end, 0.0)], BLACK.mix(0.4)))
+            .map_err(plot_error)?;
+        c.draw_series(points.iter().map(|&(p, e)| {
+            ErrorBar::new_vertical(p, e.elo - e.error, e.elo, e.elo + e.error, colour.filled(), 8)
+        }))
+        .map_err(plot_error)?;
+        c.draw_series(LineSeries::new(points.iter().map(|&(p, e)| (p, e.elo)), colour))
+            .map_err(plot_error)?;
+    }
+    root.present().map_err(plot_error)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn elo_cells_and_the_history_table_parse() {
+        let e = parse_elo("−175.0 ± 22 (600)").unwrap().unwrap();
+        assert_eq!(e, Elo { elo: -175.0, error: 22.0, games: 600 });
+        assert_eq!(parse_elo(" — ").unwrap(), None);
+        assert!(parse_elo("+5 (10)").is_err());
+        let readme = "# x\n\n## History\n\n| net | default | positions seen (M) | vs previous \
+                      default | vs Stockfish 12's net |\n|---|---|---|---|---|\n| `nn-a` | \
+                      replaced | 6.3 | — | — |\n| `nn-b` | yes | 20.1 | +116.1 ± 33.8 (1,304) \
+                      | −334.1 ± 57.0 (200) |\n\nText.\n| not | the | table | at | all |\n";
+        let rows = read_nets_history(readme).unwrap();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(
+            (rows[0].name.as_str(), rows[0].positions, rows[0].previous),
+            ("nn-a", 6.3, None)
+        );
+        assert_eq!(rows[1].previous.unwrap().games, 1304);
+        assert_eq!(rows[1].stockfish.unwrap().elo, -334.1);
+        assert!(read_nets_history("# no table\n").is_err());
+    }
+
+    #[test]
+    fn a_training_log_reads_back_and_draws() {
+        let dir = std::env::temp_dir().join(format!("nue-plot-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let log = dir.join("log.tsv");
+        std::fs::write(
+            &log,
+            "epoch\ttrain_loss\tvalidation_loss\tlr\tseconds\tpositions_per_second\n\
+             1\t0.040\t0.042\t8.0e-4\t10.0\t1000\n2\t0.038\t0.041\t2.0e-4\t10.0\t1000\n",
+        )
+        .unwrap();
+        let epochs = read_training_log(&log).unwrap();
+        assert_eq!(epochs.len(), 2);
+        assert_eq!((epochs[1].epoch, epochs[1].validation_loss, epochs[1].lr), (2, 0.041, 2.0e-4));
+        let out = dir.join("curves.svg");
+        compare_runs(&[dir.clone(), dir.clone()], &out).unwrap();
+        let svg = std::fs::read_to_string(&out).unwrap();
+        assert!(svg.starts_with("<svg") && svg.contains("learning rate"), "{}", &svg[..200]);
+        std::fs::write(&log, "epoch\ttrain_loss\n1\tx\n").unwrap();
+        assert!(read_training_log(&log).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
