@@ -41,6 +41,20 @@ export DISPLAY=$display
 sleep 2
 
 # The id of the first window whose name matches $1, once it exists.
+# A game's PGN must record a result and no fault: `ended PGN NAME FAULTS` prints the
+# result and the last comment, and stops the script if the game did not end or FAULTS
+# (a grep pattern) appears in it.
+ended() {
+    local result ending
+    result=$(sed -n 's/^\[Result "\(.*\)"\]/\1/p' "$1")
+    ending=$(grep -o '{[^}]*}' "$1" | tail -1)
+    echo "  $result $ending"
+    case "$result" in 1-0|0-1|1/2-1/2) ;; *) echo "the $2 game did not end: $result"; exit 1 ;; esac
+    if grep -qi "$3" "$1"; then
+        echo "the $2 game ended by a fault"; exit 1
+    fi
+}
+
 window() {
     for _ in $(seq 100); do
         id=$(xwininfo -root -tree | awk -v name="$1" 'index($0, "\"" name) {print $1; exit}')
@@ -58,13 +72,7 @@ timeout 600 xboard -fcp "$nue" -fUCI -fd "$out" -fn Nue -scp glaurung -sUCI -sd 
     -matchMode T -matchGames 1 -tc 0:20 -inc 0.2 -saveGameFile "$out/xboard-game.pgn" \
     -xexit -popupExitMessage false >"$out/xboard-game.log" 2>&1 || true
 grep -q '\[White "Nue' "$out/xboard-game.pgn"
-result=$(sed -n 's/^\[Result "\(.*\)"\]/\1/p' "$out/xboard-game.pgn")
-ending=$(grep -o '{[^}]*}' "$out/xboard-game.pgn" | tail -1)
-echo "  $result $ending"
-case "$result" in 1-0|0-1|1/2-1/2) ;; *) echo "the xboard game did not end: $result"; exit 1 ;; esac
-if grep -qi "forfeit\|time\b.*lost\|illegal" "$out/xboard-game.pgn"; then
-    echo "the xboard game ended by a fault"; exit 1
-fi
+ended "$out/xboard-game.pgn" xboard "forfeit\|time\b.*lost\|illegal"
 
 echo "xboard: analysis with MultiPV 3"
 fen="r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3"
@@ -150,11 +158,5 @@ for _ in $(seq 60); do
     grep -q '^\[Result "\(1-0\|0-1\|1/2-1/2\)"\]' "$pgn" && break
 done
 import -window root "$out/cutechess-game.png"
-result=$(sed -n 's/^\[Result "\(.*\)"\]/\1/p' "$pgn")
-ending=$(grep -o '{[^}]*}' "$pgn" | tail -1)
-echo "  $result $ending"
-case "$result" in 1-0|0-1|1/2-1/2) ;; *) echo "the CuteChess game did not end"; exit 1 ;; esac
-if grep -qi "forfeit\|loses on time\|illegal\|disconnect\|stall" "$pgn"; then
-    echo "the CuteChess game ended by a fault"; exit 1
-fi
+ended "$pgn" CuteChess "forfeit\|loses on time\|illegal\|disconnect\|stall"
 echo "  screenshots $out/cutechess-analysis.png, $out/cutechess-game.png; PGN $pgn"
