@@ -70,6 +70,12 @@ impl Board {
         self.stack.last().expect("the root is never popped")
     }
 
+    /// The position before the last move (the current one at the root).
+    #[inline]
+    pub fn previous(&self) -> &Chess {
+        &self.stack[self.stack.len().saturating_sub(2)]
+    }
+
     /// Plies from the root to the current position.
     #[inline]
     pub fn ply(&self) -> usize {
@@ -154,16 +160,20 @@ impl Board {
         self.acc.pop();
     }
 
-    /// Whether the current position repeats an earlier one with the same side to move
-    /// since the last capture or pawn move. One repetition counts as a draw: the side
-    /// that could avoid it would have done so, and the side that could not has nothing
-    /// better than repeating again.
+    /// Whether the current position counts as drawn by repetition (Stockfish's rule):
+    /// it repeats a position reached after the root, within the search's own line (the
+    /// side that could avoid the repetition would have done so, and the side that could
+    /// not has nothing better than repeating again), or it occurs for the third time
+    /// counting the game before the root. A position that occurred once in the game and
+    /// again in the search is not a draw yet: the game has not repeated it. Only positions
+    /// since the last capture, pawn move or null move can repeat.
     pub fn is_repetition(&self) -> bool {
         let current = self.keys.len() - 1;
         let since_null = *self.since_null.last().expect("root entry");
         let reach = (self.pos().halfmoves() as usize).min(since_null);
         let key = self.keys[current];
-        (4..=reach).step_by(2).any(|back| self.keys[current - back] == key)
+        let mut earlier = (4..=reach).step_by(2).filter(|&back| self.keys[current - back] == key);
+        earlier.next().is_some_and(|back| back < self.ply() || earlier.next().is_some())
     }
 
     /// The static evaluation of the current position in internal units, side to move's
@@ -216,6 +226,45 @@ mod tests {
             }
         }
         assert!(plies > 20_000 && castles > 0 && en_passant > 0 && promotions > 0);
+    }
+
+    /// A board after `game` (UCI moves from the start position, the game before the root),
+    /// then `line` played by the search; whether the last position is a repetition draw.
+    fn repetition_after(game: &[&str], line: &[&str]) -> bool {
+        let net = default_network();
+        let play = |pos: &mut Chess, uci: &str| {
+            let m = crate::engine::parse_move(pos, uci).expect("legal");
+            pos.play_unchecked(m);
+            m
+        };
+        let mut root = Chess::default();
+        let mut history = Vec::new();
+        for uci in game {
+            history.push(key_of(&root));
+            play(&mut root, uci);
+        }
+        let mut board = Board::new(root, &history, &net, Simd::detect());
+        for uci in line {
+            let mut pos = board.pos().clone();
+            board.make(play(&mut pos, uci));
+        }
+        board.is_repetition()
+    }
+
+    /// Stockfish's rule: a repetition inside the search's line is a draw, one of the root
+    /// is not, and a position seen once in the game before the root is not either until
+    /// it comes a third time.
+    #[test]
+    fn repetitions_count_within_the_line_or_the_third_time() {
+        let shuffle = ["g1f3", "g8f6", "f3g1", "f6g8"];
+        // The root repeated by the search: once, and not yet a draw.
+        assert!(!repetition_after(&[], &shuffle));
+        // ...but the position after the first move, repeated inside the line, is.
+        assert!(repetition_after(&[], &["g1f3", "g8f6", "f3g1", "f6g8", "g1f3"]));
+        // The start position, seen once in the game and again in the search: no draw.
+        assert!(!repetition_after(&["g1f3"], &["g8f6", "f3g1", "f6g8"]));
+        // Seen twice in the game and a third time in the search: a draw.
+        assert!(repetition_after(&["g1f3", "g8f6", "f3g1", "f6g8", "g1f3"], &shuffle[1..]));
     }
 
     /// Each side's piece key sees that side's pieces other than pawns, and nothing else.

@@ -188,9 +188,9 @@ pub struct Thread<'a> {
     reported_nodes: u64,
 }
 
-/// Offset of the root in the stack: two sentinel frames below it let every node look two
+/// Offset of the root in the stack: four sentinel frames below it let every node look four
 /// plies back without a check.
-const STACK_OFFSET: usize = 2;
+const STACK_OFFSET: usize = 4;
 
 impl<'a> Thread<'a> {
     /// A thread searching `board`'s root over `root_moves`.

@@ -49,7 +49,40 @@ fn reduction(depth: i32, moves: usize) -> i32 {
         [moves]
 }
 
-/// Quiet moves searched before late move pruning skips the rest.
+/// What late move reductions weigh besides the depth and the move number.
+#[derive(Clone, Copy, Debug, Default)]
+struct LmrTerms {
+    /// The node is on the principal variation (less reduction).
+    pv: bool,
+    /// The node is or was on a principal variation (less).
+    tt_pv: bool,
+    /// The node is expected to fail high (more).
+    cut_node: bool,
+    /// The move gives check (less).
+    gives_check: bool,
+    /// The move is quiet and the stored move a capture (more: the capture is the threat).
+    quiet_after_tt_capture: bool,
+    /// The static eval is improving (less).
+    improving: bool,
+    /// The move's history score (less for a good one, more for a bad one, by degrees).
+    history: i32,
+}
+
+/// The late move reduction of the `moves`-th move (0-based) at `depth`, in [`ONE_PLY`]
+/// units, never negative.
+fn late_move_reduction(depth: i32, moves: usize, t: LmrTerms) -> i32 {
+    let mut r = reduction(depth, moves);
+    r += i32::from(!t.pv) * params::lmr_non_pv();
+    r -= i32::from(t.tt_pv) * params::lmr_tt_pv();
+    r += i32::from(t.cut_node) * params::lmr_cut_node();
+    r -= i32::from(t.gives_check) * params::lmr_gives_check();
+    r += i32::from(t.quiet_after_tt_capture) * params::lmr_tt_capture();
+    r -= i32::from(t.improving) * params::lmr_improving();
+    r -= t.history * ONE_PLY / params::lmr_history_divisor();
+    r.max(0)
+}
+
+/// Quiet moves tried before late move pruning skips the rest.
 #[inline]
 fn lmp_limit(depth: i32, improving: bool) -> usize {
     ((params::lmp_base() + depth * depth) / (2 - i32::from(improving))) as usize
@@ -175,7 +208,13 @@ impl Thread<'_> {
         let key = self.board.key();
         let hit = if excluded.is_none() { self.shared.tt.probe(key, ply) } else { None };
         let tt_move = self.tt_move(hit);
-        let tt_pv = N::PV || hit.is_some_and(|h| h.pv);
+        // The singular search at this ply keeps the full node's answer.
+        let tt_pv = if excluded.is_some() {
+            self.frame(ply).tt_pv
+        } else {
+            N::PV || hit.is_some_and(|h| h.pv)
+        };
+        self.frame(ply).tt_pv = tt_pv;
         if let Some(h) = hit {
             if !N::PV
                 && h.depth >= depth
@@ -217,13 +256,11 @@ impl Thread<'_> {
                 }
             }
         }
-        let tt_capture = tt_move.is_some_and(|m| {
-            self.board.pos().board().by_color(!self.board.turn()).contains(m.to())
-        });
 
         // 5. Static evaluation, sharpened by a stored bound when one is tighter. A node is
-        //    "improving" when its eval beats that of two plies ago: pruning can then be
-        //    bolder, since the side to move is doing better.
+        //    "improving" when its eval beats that of two plies ago (four when the side to
+        //    move was in check then, and so had no eval): pruning can then be bolder,
+        //    since the side to move is doing better.
         //    The table keeps the network's eval; the search uses it corrected by the
         //    correction history (how far evals of this pawn structure, and of these pieces
         //    of either side, missed lately).
@@ -265,9 +302,13 @@ impl Thread<'_> {
             })
         };
         let eval = hit.filter(|_| !in_check).map_or(static_eval, |h| h.refine(static_eval));
-        let improving = !in_check && {
-            let two_back = self.stack[ply + STACK_OFFSET - 2].static_eval;
-            ply >= 2 && static_eval > two_back
+        let improving = !in_check && ply >= 2 && {
+            let back = |plies: usize| self.stack[ply + STACK_OFFSET - plies].static_eval;
+            if back(2) != -INFINITE {
+                static_eval > back(2)
+            } else {
+                ply >= 4 && (back(4) == -INFINITE || static_eval > back(4))
+            }
         };
         self.frame(ply).static_eval = static_eval;
         self.frame(ply + 2).killers = [None; 2];
@@ -276,6 +317,8 @@ impl Thread<'_> {
         }
         let double_extensions =
             if ply > 0 { self.stack[ply + STACK_OFFSET - 1].double_ext } else { 0 };
+        // What the children count: this for a null move's, raised by each move's own
+        // double extension in the move loop.
         self.frame(ply).double_ext = double_extensions;
 
         // 6. Internal iterative reduction: without a stored move this node was never
@@ -337,10 +380,13 @@ impl Thread<'_> {
         let hints = OrderingHints { tt_move, killers: self.frame(ply).killers, prev };
         let mut picker = MovePicker::new(self.board.pos(), hints, &self.data.hist, true);
         let tt_move = picker.tt_move();
+        let tt_capture = tt_move.is_some_and(|m| m.is_capture() || m.is_promotion());
         let turn = self.board.turn();
         let mut best_score = tb_floor;
         let mut best_move = None;
+        // Moves searched, and moves tried (searched or pruned): pruning counts the tried.
         let mut moves_searched = 0usize;
+        let mut moves_tried = 0usize;
         let mut quiets_tried: ArrayVec<Move, 64> = ArrayVec::new();
         let mut noisy_tried: ArrayVec<Move, 32> = ArrayVec::new();
         let original_alpha = alpha;
@@ -351,6 +397,7 @@ impl Thread<'_> {
             if Some(m) == excluded {
                 continue;
             }
+            moves_tried += 1;
             let quiet = !is_noisy(m);
             let history = if quiet {
                 self.data.hist.quiet_score(turn, m, prev)
@@ -360,10 +407,11 @@ impl Thread<'_> {
 
             // 11. Shallow-depth pruning, once a move has been found that does not lose.
             if best_score > -TB_WIN_IN_MAX && may_prune {
-                let lmr_depth = (depth - 1 - reduction(depth, moves_searched) / ONE_PLY).max(0);
+                let earlier = moves_tried - 1;
+                let lmr_depth = (depth - 1 - reduction(depth, earlier) / ONE_PLY).max(0);
                 if quiet {
                     // Late move pruning: late quiet moves at low depth rarely matter.
-                    if moves_searched >= lmp_limit(depth, improving) {
+                    if earlier >= lmp_limit(depth, improving) {
                         picker.skip_quiets();
                         continue;
                     }
@@ -428,7 +476,6 @@ impl Thread<'_> {
                             && double_extensions < MAX_DOUBLE_EXTENSIONS
                         {
                             extension = 2;
-                            self.frame(ply).double_ext = double_extensions + 1;
                         }
                     } else if singular_beta >= beta {
                         return singular_beta;
@@ -439,6 +486,7 @@ impl Thread<'_> {
             }
 
             let nodes_before = self.nodes;
+            self.frame(ply).double_ext = double_extensions + u8::from(extension == 2);
             self.make(m, ply);
             if N::PV {
                 // A child searched only with a null window leaves no line of its own; an
@@ -446,9 +494,14 @@ impl Thread<'_> {
                 self.pv.clear(ply + 1);
             }
             let gives_check = self.board.pos().is_check();
-            // Check extension: a check must be answered, so the line stays forcing.
+            // Check extension: a check must be answered, so the line stays forcing. Not
+            // for a check that loses material in the exchange, unless it is discovered
+            // (then the moved piece is not what the opponent must answer).
             if gives_check && extension == 0 && ply < 2 * self.root_depth as usize {
-                extension = 1;
+                let discovered = self.board.pos().checkers().without(m.to()).any();
+                if discovered || see_ge(self.board.previous(), m, 0) {
+                    extension = 1;
+                }
             }
             let new_depth = depth - 1 + extension;
 
@@ -471,15 +524,20 @@ impl Thread<'_> {
                 && moves_searched > usize::from(N::PV)
                 && (quiet || !tt_pv)
             {
-                let mut r = reduction(depth, moves_searched);
-                r += i32::from(!N::PV) * params::lmr_non_pv();
-                r -= i32::from(tt_pv) * params::lmr_tt_pv();
-                r += i32::from(cut_node) * params::lmr_cut_node();
-                r -= i32::from(gives_check) * params::lmr_gives_check();
-                r += i32::from(tt_capture && quiet) * params::lmr_tt_capture();
-                r -= i32::from(improving) * params::lmr_improving();
-                r -= history / params::lmr_history_divisor() * ONE_PLY;
-                let reduced = (new_depth - r.max(0) / ONE_PLY).clamp(1, new_depth.max(1));
+                let r = late_move_reduction(
+                    depth,
+                    moves_searched,
+                    LmrTerms {
+                        pv: N::PV,
+                        tt_pv,
+                        cut_node,
+                        gives_check,
+                        quiet_after_tt_capture: tt_capture && quiet,
+                        improving,
+                        history,
+                    },
+                );
+                let reduced = (new_depth - r / ONE_PLY).clamp(1, new_depth.max(1));
                 score = -self.search::<NonPv>(-alpha - 1, -alpha, reduced, true);
                 if score > alpha && reduced < new_depth {
                     score = -self.search::<NonPv>(-alpha - 1, -alpha, new_depth, !cut_node);
@@ -704,5 +762,27 @@ impl Thread<'_> {
         let mv = best_move.map_or(PackedMove::NONE, PackedMove::of);
         self.shared.tt.store(key, ply, mv, best_score, raw_eval, DEPTH_QS, bound, tt_pv);
         best_score
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The reduction falls as the history score rises, by degrees: a history of a fraction
+    /// of `lmr_history_divisor` already moves it, and it never goes below zero.
+    #[test]
+    fn the_reduction_falls_by_degrees_as_history_rises() {
+        let divisor = params::lmr_history_divisor();
+        let at = |history| {
+            let terms = LmrTerms { cut_node: true, history, ..LmrTerms::default() };
+            late_move_reduction(12, 20, terms)
+        };
+        let histories: Vec<i32> = (-8..=8).map(|i| i * divisor / 4).collect();
+        let reductions: Vec<i32> = histories.iter().map(|&h| at(h)).collect();
+        assert!(reductions.windows(2).all(|w| w[0] >= w[1]), "{reductions:?}");
+        assert!(at(divisor / 4) < at(0) && at(0) < at(-divisor / 4), "{reductions:?}");
+        assert!(reductions.iter().all(|&r| r >= 0), "{reductions:?}");
+        assert_eq!(at(64 * divisor), 0);
     }
 }

@@ -18,8 +18,12 @@ pub struct Frame {
     pub killers: [Option<Move>; 2],
     /// Move left out by a singular-extension search.
     pub excluded: Option<Move>,
-    /// Double extensions on the line up to here.
+    /// Double extensions on the line up to the move played from this ply, that move's
+    /// own included.
     pub double_ext: u8,
+    /// Whether this ply's position is or was on a principal variation (kept for the
+    /// singular search at the same ply, which has no table entry of its own).
+    pub tt_pv: bool,
 }
 
 /// Principal variations: the line below each ply, rebuilt from the child's line when a
