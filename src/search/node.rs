@@ -493,12 +493,13 @@ impl Thread<'_> {
                 // older sibling's must not be taken for it.
                 self.pv.clear(ply + 1);
             }
-            let gives_check = self.board.pos().is_check();
+            let checkers = self.board.pos().checkers();
+            let gives_check = checkers.any();
             // Check extension: a check must be answered, so the line stays forcing. Not
             // for a check that loses material in the exchange, unless it is discovered
             // (then the moved piece is not what the opponent must answer).
             if gives_check && extension == 0 && ply < 2 * self.root_depth as usize {
-                let discovered = self.board.pos().checkers().without(m.to()).any();
+                let discovered = checkers.without(m.to()).any();
                 if discovered || see_ge(self.board.previous(), m, 0) {
                     extension = 1;
                 }
