@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The search yardstick of issue I: Nue running Stockfish 12's own net against Stockfish 12,
+# so that only the search, time management and speed differ. fastchess, UHO openings in
+# random order, each opening played with colours reversed, Threads 1, Hash 16, a fixed
+# number of games (no SPRT). Resumable: a second run with the same name continues from
+# the saved state (fastchess's -config).
+#
+#   tools/vs-sf12.sh NAME NUE [GAMES [TC [CONCURRENCY]]]
+#
+# NUE is a path to a `nue` binary. Defaults: 400 games at 8+0.08, concurrency 2. SF12 names
+# Stockfish 12's binary, built from the tag `sf_12` outside this repository (`make build
+# ARCH=x86-64-avx2` in its `src/`; default: stockfish-12 on PATH); NET its net (default:
+# ../shared/reference/nn-82215d0fd0df.nnue), which both engines load. FASTCHESS and BOOK as
+# in tools/sprt.sh. Results go to runs/vs-sf12/NAME.{log,pgn,json}; the Elo line of the log
+# is Nue's against Stockfish 12.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+name=$1 nue=$2
+games=${3:-400} tc=${4:-8+0.08} concurrency=${5:-2}
+sf12=${SF12:-stockfish-12}
+net=$(realpath "${NET:-../shared/reference/nn-82215d0fd0df.nnue}")
+fastchess=${FASTCHESS:-fastchess}
+book=${BOOK:-../shared/books/UHO_4060_v4.epd}
+out=runs/vs-sf12
+mkdir -p "$out"
+if [ -f "$out/$name.json" ]; then
+    exec "$fastchess" -config file="$out/$name.json" >>"$out/$name.log" 2>&1
+fi
+exec "$fastchess" \
+    -engine cmd="$nue" name="$name" option.EvalFile="$net" \
+    -engine cmd="$sf12" name=sf12 option.EvalFile="$net" \
+    -each tc="$tc" option.Threads=1 option.Hash=16 \
+    -openings file="$book" format=epd order=random \
+    -repeat -games 2 -rounds $((games / 2)) -concurrency "$concurrency" \
+    -report penta=true -ratinginterval 20 \
+    -pgnout file="$out/$name.pgn" \
+    -config outname="$out/$name.json" \
+    >>"$out/$name.log" 2>&1
