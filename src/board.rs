@@ -176,6 +176,24 @@ impl Board {
         earlier.next().is_some_and(|back| back < self.ply() || earlier.next().is_some())
     }
 
+    /// Whether the side to move can return, with one reversible move, to a position
+    /// earlier in the search's line (an upcoming repetition: the node is worth at least a
+    /// draw to the side to move). Found with the cuckoo table of all reversible piece moves
+    /// (Marcel van Kervinck's method): the key difference of the two positions must be one
+    /// move's, and the squares between its ends empty. Only positions after the root count,
+    /// as in [`Board::is_repetition`].
+    pub fn upcoming_repetition(&self) -> bool {
+        let current = self.keys.len() - 1;
+        let since_null = *self.since_null.last().expect("root entry");
+        let reach = (self.pos().halfmoves() as usize).min(since_null).min(self.ply() - 1);
+        let key = self.keys[current];
+        let occupied = self.pos().board().occupied();
+        (3..=reach).step_by(2).any(|back| {
+            cuckoo::lookup(key ^ self.keys[current - back])
+                .is_some_and(|(a, b)| (shakmaty::attacks::between(a, b) & occupied).is_empty())
+        })
+    }
+
     /// The static evaluation of the current position in internal units, side to move's
     /// point of view, damped as the fifty-move counter rises (Stockfish 12's rule).
     #[inline]
@@ -184,6 +202,82 @@ impl Board {
         let raw = self.acc.evaluate(net, pos.board(), pos.turn());
         let v = to_internal(raw);
         v * (100 - pos.halfmoves().min(100) as i32) / 100
+    }
+}
+
+/// The cuckoo table: every reversible move of a piece (not a pawn) from one square to
+/// another on an empty board, filed by the difference it makes to the position key (the
+/// piece leaving one square for the other, and the side to move changing). Two hash
+/// functions, and at most one move per slot: a lookup reads two slots.
+mod cuckoo {
+    use std::sync::OnceLock;
+
+    use shakmaty::{
+        attacks,
+        zobrist::{Zobrist64, ZobristValue},
+        Color, Piece, Role, Square,
+    };
+
+    const SIZE: usize = 8192;
+
+    struct Table {
+        keys: Vec<u64>,
+        moves: Vec<Option<(Square, Square)>>,
+    }
+
+    fn h1(key: u64) -> usize {
+        (key & (SIZE as u64 - 1)) as usize
+    }
+
+    fn h2(key: u64) -> usize {
+        ((key >> 16) & (SIZE as u64 - 1)) as usize
+    }
+
+    /// The key difference of `piece` moving between `a` and `b`.
+    fn move_key(piece: Piece, a: Square, b: Square) -> u64 {
+        let z = |sq| Zobrist64::zobrist_for_piece(sq, piece).0;
+        z(a) ^ z(b) ^ Zobrist64::zobrist_for_white_turn().0
+    }
+
+    fn table() -> &'static Table {
+        static TABLE: OnceLock<Table> = OnceLock::new();
+        TABLE.get_or_init(|| {
+            let mut t = Table { keys: vec![0; SIZE], moves: vec![None; SIZE] };
+            for color in Color::ALL {
+                for role in [Role::Knight, Role::Bishop, Role::Rook, Role::Queen, Role::King] {
+                    let piece = role.of(color);
+                    for a in Square::ALL {
+                        let reach = attacks::attacks(a, piece, shakmaty::Bitboard(0));
+                        for b in reach.into_iter().filter(|&b| b > a) {
+                            // Cuckoo insertion: the newcomer takes its first slot and the
+                            // occupant moves to its other one, until a slot is free.
+                            let (mut key, mut mv) = (move_key(piece, a, b), Some((a, b)));
+                            let mut i = h1(key);
+                            loop {
+                                std::mem::swap(&mut t.keys[i], &mut key);
+                                std::mem::swap(&mut t.moves[i], &mut mv);
+                                if mv.is_none() {
+                                    break;
+                                }
+                                i = if i == h1(key) { h2(key) } else { h1(key) };
+                            }
+                        }
+                    }
+                }
+            }
+            t
+        })
+    }
+
+    /// The move (its two squares) whose key difference is `diff`, if any.
+    pub fn lookup(diff: u64) -> Option<(Square, Square)> {
+        let t = table();
+        [h1(diff), h2(diff)].into_iter().find(|&i| t.keys[i] == diff).and_then(|i| t.moves[i])
+    }
+
+    #[cfg(test)]
+    pub fn len() -> usize {
+        table().moves.iter().flatten().count()
     }
 }
 
@@ -265,6 +359,38 @@ mod tests {
         assert!(!repetition_after(&["g1f3"], &["g8f6", "f3g1", "f6g8"]));
         // Seen twice in the game and a third time in the search: a draw.
         assert!(repetition_after(&["g1f3", "g8f6", "f3g1", "f6g8", "g1f3"], &shuffle[1..]));
+    }
+
+    /// The cuckoo table holds every reversible piece move once (3,668, as in Stockfish),
+    /// and an upcoming repetition is seen only when the way back is one open move.
+    #[test]
+    fn upcoming_repetitions_are_one_open_move_away() {
+        assert_eq!(cuckoo::len(), 3668);
+        let after = |fen: &str, line: &[&str]| {
+            let net = default_network();
+            let root: Chess = fen
+                .parse::<shakmaty::fen::Fen>()
+                .unwrap()
+                .into_position(shakmaty::CastlingMode::Standard)
+                .unwrap();
+            let mut board = Board::new(root, &[], &net, Simd::detect());
+            for uci in line {
+                let m = crate::engine::parse_move(board.pos(), uci).expect("legal");
+                board.make(m);
+            }
+            board.upcoming_repetition()
+        };
+        let start = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+        // Nf3 can go back to g1, which gives the position after Nc3.
+        assert!(after(start, &["b1c3", "g8f6", "g1f3", "f6g8"]));
+        // White's knight could go back, but Black's is not where it was.
+        assert!(!after(start, &["g1f3", "g8f6", "f3g1", "f6e4"]));
+        // The position to return to is the root's: not counted.
+        assert!(!after(start, &["g1f3", "g8f6", "f3g1"]));
+        // The queen came to c4 by way of e4: back to e2 in one move only if d3 is empty.
+        let line = ["e1d1", "a8b8", "e2e4", "b8a7", "e4c4", "a7a8"];
+        assert!(after("k7/8/8/8/8/8/4Q3/4K3 w - - 0 1", &line));
+        assert!(!after("k7/8/8/8/8/3P4/4Q3/4K3 w - - 0 1", &line));
     }
 
     /// Each side's piece key sees that side's pieces other than pawns, and nothing else.

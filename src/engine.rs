@@ -145,7 +145,7 @@ impl Engine {
     pub fn new_game(&mut self) {
         self.tt.clear();
         for t in &mut self.threads {
-            t.hist.clear();
+            t.clear();
         }
     }
 

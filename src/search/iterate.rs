@@ -24,6 +24,9 @@ impl Thread<'_> {
         let mut stable_iterations = 0u32;
         let mut last_best = None;
         let mut last_score = 0;
+        // The score this side's last search ended with: a score well below it means the
+        // game is turning, and the move deserves more time.
+        let previous_move = self.data.previous_score.take();
         if self.root_moves.is_empty() {
             return;
         }
@@ -75,8 +78,14 @@ impl Thread<'_> {
                 stable_iterations = 0;
             }
             last_best = Some(best.mv);
-            let drop = if depth > 1 { last_score - best.score } else { 0 };
+            let mut drop = if depth > 1 { last_score - best.score } else { 0 };
             last_score = best.score;
+            self.data.previous_score = Some(best.score);
+            if let Some(previous) = previous_move {
+                if previous.abs() < TB_WIN_IN_MAX && best.score.abs() < TB_WIN_IN_MAX {
+                    drop += previous - best.score;
+                }
+            }
             if let Some(budget) = limits.budget {
                 // A mate seen with room to spare will not get shorter: move, or, pondering,
                 // wait quietly for `ponderhit`.
@@ -127,8 +136,12 @@ impl Thread<'_> {
         } else {
             (-INFINITE, INFINITE)
         };
+        // After each fail-high the re-search goes a ply shallower (Stockfish 12): the
+        // move that failed high is usually good, and the shallower search confirms it sooner.
+        let mut failed_high = 0;
         loop {
-            let score = self.search::<Root>(alpha, beta, depth, false);
+            let adjusted = (depth - failed_high).max(1);
+            let score = self.search::<Root>(alpha, beta, adjusted, false);
             self.root_moves[self.pv_index..].sort_by_key(|rm| -rm.score);
             if self.should_stop() {
                 return;
@@ -152,10 +165,12 @@ impl Thread<'_> {
             if bound == Bound::Upper {
                 beta = (alpha + beta) / 2;
                 alpha = (score - delta).max(-INFINITE);
+                failed_high = 0;
             } else {
                 beta = (score + delta).min(INFINITE);
+                failed_high += 1;
             }
-            delta += delta / 2;
+            delta += delta / 4 + 5;
         }
     }
 

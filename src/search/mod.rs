@@ -164,6 +164,17 @@ impl Shared<'_> {
 pub struct ThreadData {
     /// Move-ordering statistics.
     pub hist: Histories,
+    /// The score the last search by this thread ended with, from the side to move's view
+    /// (the main thread's steers time management).
+    pub previous_score: Option<i32>,
+}
+
+impl ThreadData {
+    /// Forgets the game (`ucinewgame`).
+    pub fn clear(&mut self) {
+        self.hist.clear();
+        self.previous_score = None;
+    }
 }
 
 /// One search thread at work.

@@ -1,4 +1,4 @@
-//! Noisy-move generation for quiescence.
+//! Noisy-move generation for quiescence, and whether a move gives check.
 //!
 //! shakmaty generates every legal move at once. Quiescence (when not in check) only
 //! wants the noisy ones, captures and queen promotions, which are a few out of thirty or
@@ -95,6 +95,33 @@ fn normal(pos: &Chess, role: Role, from: Square, to: Square, promotion: Option<R
     Move::Normal { role, from, capture: pos.board().role_at(to), to, promotion }
 }
 
+/// Whether legal move `m` gives check, worked out from the position before it (the move
+/// loop prunes before it makes the move). Castling and en passant, which move two
+/// pieces, are played out on a copy.
+pub fn gives_check(pos: &Chess, m: Move) -> bool {
+    let Move::Normal { role, from, to, promotion, .. } = m else {
+        let mut after = pos.clone();
+        after.play_unchecked(m);
+        return after.is_check();
+    };
+    let board = pos.board();
+    let us = pos.turn();
+    let Some(king) = board.king_of(!us) else {
+        return false;
+    };
+    let occupied = board.occupied().without(from).with(to);
+    // Direct: the piece on its new square attacks the king.
+    let piece = promotion.unwrap_or(role).of(us);
+    if attacks::attacks(to, piece, occupied).contains(king) {
+        return true;
+    }
+    // Discovered: leaving `from` opens a line from one of our sliders to the king.
+    let ours = pos.us().without(from);
+    let sliders = (attacks::rook_attacks(king, occupied) & board.rooks_and_queens())
+        | (attacks::bishop_attacks(king, occupied) & board.bishops_and_queens());
+    (sliders & ours).any()
+}
+
 /// Our pieces that stand alone between our king and one of their sliders.
 fn pinned(pos: &Chess, king: Square) -> Bitboard {
     let board = pos.board();
@@ -140,6 +167,44 @@ mod tests {
             checked += walk(&pos, 3);
         }
         assert!(checked > 50_000, "only {checked} positions compared");
+    }
+
+    /// The same walk: `gives_check` agrees with playing the move and asking.
+    #[test]
+    fn gives_check_agrees_with_playing_the_move() {
+        let suite = include_str!("../../tests/perft/standard.epd");
+        let extra = [
+            // Discovered checks by a pawn push, a capture and en passant; promotions that
+            // check as a knight or along a line the pawn itself blocked.
+            "8/7k/8/8/8/8/2P5/1B4K1 w - - 0 1",
+            "8/8/8/Q1pP3k/8/8/8/6K1 w - c6 0 2",
+            "3k4/1P6/8/8/8/8/8/6K1 w - - 0 1",
+            "3r4/2P1k3/8/8/8/8/8/6K1 w - - 0 1",
+            "r3k2r/8/8/8/8/8/8/R3K1R1 w Qkq - 0 1",
+            "5k2/8/8/8/8/8/8/R3K2R w KQ - 0 1",
+        ];
+        let fens = suite.lines().filter_map(|l| l.split(';').next()).map(str::trim);
+        let (mut checks, mut moves) = (0, 0);
+        for fen in fens.chain(extra).filter(|f| !f.is_empty()) {
+            let pos: Chess =
+                fen.parse::<Fen>().unwrap().into_position(CastlingMode::Standard).unwrap();
+            walk_checks(&pos, 2, &mut checks, &mut moves);
+        }
+        assert!(moves > 100_000 && checks > 1_000, "{checks} checks in {moves} moves");
+    }
+
+    fn walk_checks(pos: &Chess, depth: u32, checks: &mut usize, moves: &mut usize) {
+        for m in pos.legal_moves() {
+            let mut next = pos.clone();
+            next.play_unchecked(m);
+            let fen = Fen::from_position(pos, EnPassantMode::Legal);
+            assert_eq!(gives_check(pos, m), next.is_check(), "{fen} {m}");
+            *moves += 1;
+            *checks += usize::from(next.is_check());
+            if depth > 0 {
+                walk_checks(&next, depth - 1, checks, moves);
+            }
+        }
     }
 
     fn walk(pos: &Chess, depth: u32) -> usize {

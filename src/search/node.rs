@@ -9,6 +9,7 @@ use shakmaty::{Chess, Move, Position};
 
 use super::{
     history::bonus,
+    movegen::gives_check,
     movepick::{is_noisy, MovePicker, OrderingHints},
     params,
     see::{face_gain, see_ge},
@@ -180,6 +181,15 @@ impl Thread<'_> {
         cut_node: bool,
     ) -> i32 {
         let ply = self.board.ply();
+
+        // 0. An upcoming repetition: the side to move can return to a position of this
+        //    line, so the node is worth at least a draw to it.
+        if !N::ROOT && alpha < 0 && self.board.upcoming_repetition() {
+            alpha = self.draw_score();
+            if alpha >= beta {
+                return alpha;
+            }
+        }
 
         // 1. Leaves go to the quiescence search.
         if depth <= 0 {
@@ -372,6 +382,63 @@ impl Thread<'_> {
                     return if score >= TB_WIN_IN_MAX { beta } else { score };
                 }
             }
+
+            // 9b. ProbCut: a capture that beats beta by a margin in a search four plies
+            //     shallower will very likely beat beta at full depth. A deep enough stored
+            //     bound below that margin says not to try; one above it, for a capture,
+            //     settles the node at once.
+            let probcut_beta = beta + params::probcut_margin()
+                - params::probcut_improving() * i32::from(improving);
+            let deep_hit = hit.filter(|h| h.depth >= depth - 3 && h.bound != Bound::None);
+            if depth > 4
+                && beta.abs() < TB_WIN_IN_MAX
+                && deep_hit.is_none_or(|h| h.score >= probcut_beta)
+            {
+                let pos = self.board.pos();
+                let legal_tt_move = tt_move.and_then(|m| m.to_legal(pos));
+                if deep_hit.is_some_and(|h| h.bound != Bound::Upper)
+                    && legal_tt_move.is_some_and(|m| m.is_capture() || m.is_promotion())
+                {
+                    return probcut_beta;
+                }
+                let hints = OrderingHints { tt_move, killers: [None; 2], prev: [None; 2] };
+                let mut picker = MovePicker::new(pos, hints, &self.data.hist, false);
+                let threshold = probcut_beta - static_eval;
+                let mut tries = 0;
+                while let Some(m) = picker.next(self.board.pos(), &self.data.hist) {
+                    if tries >= 2 + 2 * usize::from(cut_node) {
+                        break;
+                    }
+                    if !see_ge(self.board.pos(), m, threshold) {
+                        continue;
+                    }
+                    tries += 1;
+                    self.make(m, ply);
+                    // A quiescence search first: only a capture that holds there is worth
+                    // the shallower full search.
+                    let mut score = -self.qsearch::<NonPv>(-probcut_beta, -probcut_beta + 1);
+                    if score >= probcut_beta {
+                        score = -self.search::<NonPv>(
+                            -probcut_beta,
+                            -probcut_beta + 1,
+                            depth - 4,
+                            !cut_node,
+                        );
+                    }
+                    self.board.unmake();
+                    if self.should_stop() {
+                        return 0;
+                    }
+                    if score >= probcut_beta {
+                        if deep_hit.is_none() {
+                            let mv = PackedMove::of(m);
+                            let (d, b) = (depth - 3, Bound::Lower);
+                            self.shared.tt.store(key, ply, mv, score, raw_eval, d, b, tt_pv);
+                        }
+                        return score;
+                    }
+                }
+            }
         }
 
         // 10. The move loop. The root takes its moves from the root list, best of the last
@@ -415,25 +482,35 @@ impl Thread<'_> {
                         picker.skip_quiets();
                         continue;
                     }
-                    // Futility pruning: a quiet move cannot lift a hopeless eval to alpha.
-                    if !in_check
-                        && lmr_depth <= 8
-                        && static_eval
-                            + params::futility_base()
-                            + params::futility_margin() * lmr_depth
-                            <= alpha
-                    {
-                        picker.skip_quiets();
-                        continue;
-                    }
-                    // History pruning: moves that keep failing here are not worth a look.
-                    if lmr_depth <= 3 && history < -params::history_prune() * depth {
-                        continue;
-                    }
-                    // SEE pruning: a quiet move that hangs material.
-                    let margin = -params::see_quiet_margin() * lmr_depth * lmr_depth;
-                    if !see_ge(self.board.pos(), m, margin) {
-                        continue;
+                    if gives_check(self.board.pos(), m) {
+                        // A quiet check is forcing: only an exchange that loses too much
+                        // prunes it, as for captures.
+                        if depth <= 8
+                            && !see_ge(self.board.pos(), m, -params::see_noisy_margin() * depth)
+                        {
+                            continue;
+                        }
+                    } else {
+                        // Futility pruning: a quiet move cannot lift a hopeless eval to
+                        // alpha (one by one: a later quiet move may check).
+                        if !in_check
+                            && lmr_depth <= 8
+                            && static_eval
+                                + params::futility_base()
+                                + params::futility_margin() * lmr_depth
+                                <= alpha
+                        {
+                            continue;
+                        }
+                        // History pruning: moves that keep failing here are not worth a look.
+                        if lmr_depth <= 3 && history < -params::history_prune() * depth {
+                            continue;
+                        }
+                        // SEE pruning: a quiet move that hangs material.
+                        let margin = -params::see_quiet_margin() * lmr_depth * lmr_depth;
+                        if !see_ge(self.board.pos(), m, margin) {
+                            continue;
+                        }
                     }
                 } else if depth <= 8
                     && !see_ge(self.board.pos(), m, -params::see_noisy_margin() * depth)

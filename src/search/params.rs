@@ -66,7 +66,7 @@ macro_rules! params {
 params! {
     // Iterative deepening.
     /// Half-width of the first aspiration window.
-    aspiration_delta = 30, 10..=80, step 4;
+    aspiration_delta = 17, 8..=60, step 2;
 
     // Pruning before the move loop.
     /// Razoring: below alpha by this much per ply (depths 1 and 2), only captures can help.
@@ -83,6 +83,10 @@ params! {
     nmp_depth_divisor = 3, 2..=6, step 1;
     /// Null-move pruning: one more ply of reduction per this much eval above beta.
     nmp_eval_divisor = 200, 100..=400, step 15;
+    /// ProbCut: a capture must beat beta by this much in the shallower search.
+    probcut_margin = 200, 80..=400, step 15;
+    /// ProbCut: the margin is this much smaller when the eval is improving.
+    probcut_improving = 50, 0..=120, step 8;
     /// Internal iterative reduction: shallowest node it applies to.
     iir_min_depth = 4, 2..=8, step 1;
 
