@@ -276,9 +276,16 @@ fn avx2_matches_scalar_on_random_inputs() {
         w2.iter_mut().for_each(|w| *w = rng.next_u64() as i8);
         let bias: [i32; 32] = std::array::from_fn(|_| (rng.next_u64() % 100_000) as i32 - 50_000);
         let (mut y1, mut y2) = ([0i32; 32], [0i32; 32]);
-        scalar.affine_l1(&x1, &w1, &bias, &mut y1);
-        avx2.affine_l1(&x1, &w1, &bias, &mut y2);
+        scalar.affine_l1(&x1, &w1, false, &bias, &mut y1);
+        avx2.affine_l1(&x1, &w1, false, &bias, &mut y2);
         assert_eq!(y1, y2);
+        // Weights within the paired kernel's bound: it must agree too.
+        let mut w1 = [0i8; 32 * 512];
+        w1.iter_mut().for_each(|w| *w = ((rng.next_u64() % 129) as i32 - 64) as i8);
+        assert!(simd::l1_pairs_fit(&w1));
+        scalar.affine_l1(&x1, &w1, true, &bias, &mut y1);
+        avx2.affine_l1(&x1, &w1, true, &bias, &mut y2);
+        assert_eq!(y1, y2, "paired kernel");
         let mut h = [0u8; 32];
         simd::clipped_relu(&y1, &mut h);
         scalar.affine_l2(&h, &w2, &bias, &mut y1);
@@ -289,10 +296,43 @@ fn avx2_matches_scalar_on_random_inputs() {
     let x = [127u8; 512];
     let w = [-128i8; 32 * 512];
     let (mut y1, mut y2) = ([0i32; 32], [0i32; 32]);
-    scalar.affine_l1(&x, &w, &[0; 32], &mut y1);
-    avx2.affine_l1(&x, &w, &[0; 32], &mut y2);
+    assert!(!simd::l1_pairs_fit(&w));
+    scalar.affine_l1(&x, &w, false, &[0; 32], &mut y1);
+    avx2.affine_l1(&x, &w, false, &[0; 32], &mut y2);
     assert_eq!(y1, [-127 * 128 * 512; 32]);
     assert_eq!(y1, y2);
+}
+
+/// The paired first-layer kernel adds four products in 16 bits. At the bound that
+/// `l1_pairs_fit` allows (four weights of magnitude 258 in all, every input 127) it is
+/// exact; one more and the 16-bit sum would overflow, which the test refuses.
+#[test]
+fn paired_kernel_bound_is_exact() {
+    let Some(avx2) = avx2() else {
+        eprintln!("SKIPPED paired_kernel_bound_is_exact: this processor has no AVX2");
+        return;
+    };
+    let x = [127u8; 512];
+    for sign in [1i8, -1] {
+        // Lane j of each 64-weight group: two weights in the first half, two in the second.
+        let mut w = [0i8; 32 * 512];
+        for group in w.chunks_exact_mut(64) {
+            for j in 0..16 {
+                group[2 * j] = sign * 65;
+                group[2 * j + 1] = sign * 65;
+                group[32 + 2 * j] = sign * 64;
+                group[32 + 2 * j + 1] = sign * 64;
+            }
+        }
+        assert!(simd::l1_pairs_fit(&w));
+        let (mut y1, mut y2) = ([0i32; 32], [0i32; 32]);
+        Simd::scalar().affine_l1(&x, &w, false, &[0; 32], &mut y1);
+        avx2.affine_l1(&x, &w, true, &[0; 32], &mut y2);
+        assert_eq!(y1, [i32::from(sign) * 127 * 258 * 128; 32]);
+        assert_eq!(y1, y2);
+        w[1] = sign * 66;
+        assert!(!simd::l1_pairs_fit(&w), "a four-weight sum of 259 passed");
+    }
 }
 
 fn reference_bytes() -> Vec<u8> {

@@ -34,7 +34,7 @@ use super::{data::Batch, simd};
 use crate::{
     nnue::{
         features::{BLOCK, INPUTS, MAX_ACTIVE, PIECE_SQUARES},
-        simd::{HIDDEN, L1_IN},
+        simd::{l1_pairs_fit, HIDDEN, L1_IN},
         Aligned, Half, Network, DESCRIPTION, HALF,
     },
     rng::Rng,
@@ -773,6 +773,7 @@ impl Model {
             ft_bias,
             ft_weights,
             l1_bias: d.l1_b.map(hidden_bias),
+            l1_paired: l1_pairs_fit(&l1_weights.0),
             l1_weights,
             l2_bias: d.l2_b.map(hidden_bias),
             l2_weights,
