@@ -344,19 +344,33 @@ mod avx2 {
                     }
                 }
             }
-            // Horizontal sums of the four registers, one per output, in a single vector.
-            let h01 = _mm256_hadd_epi32(sums[0], sums[1]);
-            let h23 = _mm256_hadd_epi32(sums[2], sums[3]);
-            let h = _mm256_hadd_epi32(h01, h23);
-            let total = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256::<1>(h));
-            // SAFETY: `o + 4 <= HIDDEN`, so the 16-byte load and store stay in `bias` and `out`.
-            unsafe {
-                let b = _mm_loadu_si128(bias.as_ptr().add(o).cast::<__m128i>());
-                _mm_storeu_si128(
-                    out.as_mut_ptr().add(o).cast::<__m128i>(),
-                    _mm_add_epi32(total, b),
-                );
-            }
+            // SAFETY: AVX2 is enabled here, and `o + 4 <= HIDDEN`.
+            unsafe { store_sums(sums, bias, out, o) };
+        }
+    }
+
+    /// `out[o + k] = bias[o + k] + Σ lanes of sums[k]` for k < 4: the horizontal sums of the
+    /// four registers, one per output, in a single vector.
+    ///
+    /// # Safety
+    /// The processor must support AVX2, and `o + 4 <= HIDDEN`.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn store_sums(
+        sums: [__m256i; 4],
+        bias: &[i32; HIDDEN],
+        out: &mut [i32; HIDDEN],
+        o: usize,
+    ) {
+        let h01 = _mm256_hadd_epi32(sums[0], sums[1]);
+        let h23 = _mm256_hadd_epi32(sums[2], sums[3]);
+        let h = _mm256_hadd_epi32(h01, h23);
+        let total = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256::<1>(h));
+        // SAFETY: `o + 4 <= HIDDEN` (the caller's promise), so the 16-byte load and store
+        // stay in `bias` and `out`.
+        unsafe {
+            let b = _mm_loadu_si128(bias.as_ptr().add(o).cast::<__m128i>());
+            _mm_storeu_si128(out.as_mut_ptr().add(o).cast::<__m128i>(), _mm_add_epi32(total, b));
         }
     }
 
@@ -395,18 +409,8 @@ mod avx2 {
                     }
                 }
             }
-            let h01 = _mm256_hadd_epi32(sums[0], sums[1]);
-            let h23 = _mm256_hadd_epi32(sums[2], sums[3]);
-            let h = _mm256_hadd_epi32(h01, h23);
-            let total = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256::<1>(h));
-            // SAFETY: `o + 4 <= HIDDEN`, so the 16-byte load and store stay in `bias` and `out`.
-            unsafe {
-                let b = _mm_loadu_si128(bias.as_ptr().add(o).cast::<__m128i>());
-                _mm_storeu_si128(
-                    out.as_mut_ptr().add(o).cast::<__m128i>(),
-                    _mm_add_epi32(total, b),
-                );
-            }
+            // SAFETY: AVX2 is enabled here, and `o + 4 <= HIDDEN`.
+            unsafe { store_sums(sums, bias, out, o) };
         }
     }
 }
