@@ -395,9 +395,10 @@ impl Thread<'_> {
                 && deep_hit.is_none_or(|h| h.score >= probcut_beta)
             {
                 let pos = self.board.pos();
-                let legal_tt_move = tt_move.and_then(|m| m.to_legal(pos));
                 if deep_hit.is_some_and(|h| h.bound != Bound::Upper)
-                    && legal_tt_move.is_some_and(|m| m.is_capture() || m.is_promotion())
+                    && tt_move
+                        .and_then(|m| m.to_legal(pos))
+                        .is_some_and(|m| m.is_capture() || m.is_promotion())
                 {
                     return probcut_beta;
                 }
