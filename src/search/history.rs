@@ -150,13 +150,12 @@ impl Histories {
     pub fn quiet_scorer(&self, turn: Color, prev: [Option<usize>; 2]) -> impl Fn(Move) -> i32 + '_ {
         let butterfly = &self.butterfly[turn as usize];
         let [before, earlier] = prev.map(|p| p.map(|p| &self.continuation[p]));
-        let pieces = usize::from(turn == Color::Black) * 6;
         move |m| {
             // A plain move's squares and piece are read once (the general helpers would
             // decode the move twice); castling takes the general path.
             let (ctx, from_to) = match m {
                 Move::Normal { role, from, to, .. } => (
-                    (pieces + role as usize - 1) * 64 + to as usize,
+                    piece_index(role.of(turn)) * 64 + to as usize,
                     from as usize * 64 + to as usize,
                 ),
                 _ => (context(turn, m), from_to(m)),
