@@ -148,7 +148,6 @@ mod tests {
     /// `legal_moves`, in the same order.
     #[test]
     fn same_moves_same_order_as_legal_moves() {
-        let suite = include_str!("../../tests/perft/standard.epd");
         let extra = [
             // En passant that would expose the king along the rank, and one that is fine.
             "8/8/8/K2pP2r/8/8/8/7k w - d6 0 2",
@@ -159,11 +158,8 @@ mod tests {
             "r3k2r/1P4P1/8/8/8/8/1p4p1/R3K2R w KQkq - 0 1",
             "r3k2r/1P4P1/8/8/8/8/1p4p1/R3K2R b KQkq - 0 1",
         ];
-        let fens = suite.lines().filter_map(|l| l.split(';').next()).map(str::trim);
         let mut checked = 0;
-        for fen in fens.chain(extra).filter(|f| !f.is_empty()) {
-            let pos: Chess =
-                fen.parse::<Fen>().unwrap().into_position(CastlingMode::Standard).unwrap();
+        for pos in suite_positions(&extra) {
             checked += walk(&pos, 3);
         }
         assert!(checked > 50_000, "only {checked} positions compared");
@@ -172,7 +168,6 @@ mod tests {
     /// The same walk: `gives_check` agrees with playing the move and asking.
     #[test]
     fn gives_check_agrees_with_playing_the_move() {
-        let suite = include_str!("../../tests/perft/standard.epd");
         let extra = [
             // Discovered checks by a pawn push, a capture and en passant; promotions that
             // check as a knight or along a line the pawn itself blocked.
@@ -183,14 +178,20 @@ mod tests {
             "r3k2r/8/8/8/8/8/8/R3K1R1 w Qkq - 0 1",
             "5k2/8/8/8/8/8/8/R3K2R w KQ - 0 1",
         ];
-        let fens = suite.lines().filter_map(|l| l.split(';').next()).map(str::trim);
         let (mut checks, mut moves) = (0, 0);
-        for fen in fens.chain(extra).filter(|f| !f.is_empty()) {
-            let pos: Chess =
-                fen.parse::<Fen>().unwrap().into_position(CastlingMode::Standard).unwrap();
+        for pos in suite_positions(&extra) {
             walk_checks(&pos, 2, &mut checks, &mut moves);
         }
         assert!(moves > 100_000 && checks > 1_000, "{checks} checks in {moves} moves");
+    }
+
+    /// The starting positions of the perft suite, then `extra`.
+    fn suite_positions<'a>(extra: &'a [&'a str]) -> impl Iterator<Item = Chess> + 'a {
+        let suite = include_str!("../../tests/perft/standard.epd");
+        let fens = suite.lines().filter_map(|l| l.split(';').next()).map(str::trim);
+        fens.chain(extra.iter().copied())
+            .filter(|f| !f.is_empty())
+            .map(|fen| fen.parse::<Fen>().unwrap().into_position(CastlingMode::Standard).unwrap())
     }
 
     fn walk_checks(pos: &Chess, depth: u32, checks: &mut usize, moves: &mut usize) {
