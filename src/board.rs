@@ -50,7 +50,7 @@ fn en_passant_key(pos: &Chess) -> u64 {
 /// only what the move changes is xored in and out, for every kind of move. shakmaty's own
 /// update gives up on king moves, double pushes, moves touching a castling rook's or
 /// king's square and positions with an en passant square, a fifth of a search's moves;
-/// a whole key costs about five times as much as this.
+/// a whole key costs about twice as much as this (about 220 instructions to 120).
 fn key_after(prev: &Chess, key: u64, m: Move, next: &Chess) -> u64 {
     let piece_key = |sq, piece| Zobrist64::zobrist_for_piece(sq, piece).0;
     let us = prev.turn();
