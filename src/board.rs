@@ -348,8 +348,9 @@ mod tests {
 
     /// The key kept by [`Board::make`] and [`Board::make_null`], updated by the move
     /// alone, equals the key computed from scratch: for every legal move along random
-    /// games from the start and from positions rich in castling, en passant (pinned ones
-    /// included) and promotions, with null moves and take-backs mixed in.
+    /// games from the start and from positions rich in castling, en passant and promotions
+    /// (the third, perft's position 3, has en passant captures a rook pins along the
+    /// rank), with null moves and take-backs mixed in.
     #[test]
     fn incremental_keys_equal_fresh_keys_along_random_games() {
         let net = default_network();
