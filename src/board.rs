@@ -363,11 +363,8 @@ mod tests {
             "r3k2r/Pppp1ppp/1b3nbN/nP6/BBP1P3/q4N2/Pp1P2PP/R2Q1RK1 w kq - 0 1",
         ];
         for game in 0..120 {
-            let root: Chess = starts[game % starts.len()]
-                .parse::<shakmaty::fen::Fen>()
-                .unwrap()
-                .into_position(shakmaty::CastlingMode::Standard)
-                .unwrap();
+            let fen = starts[game % starts.len()];
+            let root = parse_position(fen, shakmaty::CastlingMode::Standard).unwrap();
             let mut board = Board::new(root, &[], &net, Simd::detect());
             for _ in 0..120 {
                 let moves = board.pos().legal_moves();
