@@ -20,10 +20,18 @@ const SEED: u64 = 1;
 fn play(player: &mut dyn Player) -> u64 {
     (0..GAMES)
         .map(|index| {
-            let played =
-                play_game(player, &Openings::Start, 8, &Rules::default(), SEED, index, &|| false)
-                    .expect("a bench game")
-                    .expect("not abandoned");
+            let played = play_game(
+                player,
+                &Openings::Start,
+                8,
+                &Rules::default(),
+                SEED,
+                index,
+                0.0,
+                &|| false,
+            )
+            .expect("a bench game")
+            .expect("not abandoned");
             played.game.plies.len() as u64
         })
         .sum()

@@ -163,7 +163,8 @@ impl Game {
     }
 }
 
-/// Appends games to a chain file, one gzip member per game, flushed as it is written.
+/// Appends games to a chain file, one gzip member per game, flushed as it is written
+/// (or other whole lines to a gzip file, one member per write).
 pub struct ChainWriter {
     file: File,
     path: PathBuf,
@@ -186,9 +187,13 @@ impl ChainWriter {
 
     /// Writes one game as a complete gzip member in a single write.
     pub fn write(&mut self, game: &Game) -> Result<()> {
+        self.write_text(&(game.to_line() + "\n"))
+    }
+
+    /// Writes `text` (whole lines) as a complete gzip member in a single write.
+    pub fn write_text(&mut self, text: &str) -> Result<()> {
         let mut gz = GzEncoder::new(Vec::new(), Compression::default());
-        gz.write_all(game.to_line().as_bytes())?;
-        gz.write_all(b"\n")?;
+        gz.write_all(text.as_bytes())?;
         let bytes = gz.finish()?;
         self.file
             .write_all(&bytes)

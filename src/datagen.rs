@@ -17,6 +17,15 @@
 //! seed and `i` alone, so a one-thread run reproduces exactly, and a run appending to a
 //! file continues the numbering where the file ends.
 //!
+//! With `--tree-out`, a run also writes positions from inside the searches' trees, the
+//! kind of data that nodchip's Stockfish trainer found worth +26 ± 18 Elo at 100 M
+//! positions (`../shared/docs/training-notes.md`): for each searched move (or a
+//! `--tree-rate` share of them) a position two or more plies down its principal variation,
+//! searched again by the same player at the same depth or nodes and kept when it is quiet
+//! (not in check, its best move neither a capture nor a promotion, no mate score). They
+//! go to their own file, one `<fen> | <score> | <result>` line each (the layout `nue
+//! train` reads besides chains), with the game's result, written when the game is.
+//!
 //! The binary stops a run on SIGINT or SIGTERM ([`stop_on_signal`]) as `--seconds` does:
 //! no new game starts, the games in progress are dropped, and the summary is printed; a
 //! second signal ends the process at once. A UCI player runs in its own process group,
@@ -40,7 +49,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use shakmaty::{fen::Fen, CastlingMode, Chess, Color, EnPassantMode, Move, Position};
 
 use crate::{
-    api::Control,
+    api::{Control, Report},
     board::key_of,
     book,
     chain::{count_games, ChainWriter, Game, Ply},
@@ -48,7 +57,7 @@ use crate::{
     nnue::internal_to_cp,
     rng::Rng,
     search::time::Limits,
-    types::is_mate,
+    types::{is_mate, Bound},
 };
 
 /// Options of `nue datagen`.
@@ -115,6 +124,14 @@ pub struct DatagenArgs {
     /// A game still going after this many recorded plies is a draw.
     #[arg(long, default_value_t = 600)]
     pub max_plies: usize,
+    /// Also write positions from inside the searches' trees to this file (`.txt.gz`, one
+    /// `<fen> | <score> | <result>` line each): two or more plies down the principal
+    /// variation of a searched move, searched again and kept when quiet.
+    #[arg(long)]
+    pub tree_out: Option<PathBuf>,
+    /// The share of searched moves whose principal variation gives a tree position.
+    #[arg(long, default_value_t = 1.0, requires = "tree_out")]
+    pub tree_rate: f64,
 }
 
 /// Default soft node limit per move.
@@ -135,12 +152,15 @@ pub enum Score {
 }
 
 /// A move chosen by a search, with its score.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Choice {
     /// The move to play.
     pub mv: Move,
     /// The score of the position it is played from.
     pub score: Score,
+    /// The search's principal variation: `mv` and the moves expected after it (only `mv`
+    /// when the search gave no longer line).
+    pub pv: Vec<Move>,
 }
 
 /// Something that chooses moves: Nue's search or a UCI engine.
@@ -180,14 +200,24 @@ impl Player for NuePlayer {
 
     fn choose(&mut self, start: &Chess, moves: &[Move], _pos: &Chess) -> Result<Choice> {
         self.engine.set_position(start.clone(), moves);
-        let outcome = self.engine.go(&self.limits, &Control::default(), &mut |_| {});
+        let mut pv = Vec::new();
+        let mut report = |r: &Report| {
+            if r.multipv == 1 && r.bound == Bound::Exact {
+                pv.clone_from(&r.pv);
+            }
+        };
+        let outcome = self.engine.go(&self.limits, &Control::default(), &mut report);
         let mv = outcome.best.context("the search found no move")?;
         let score = if is_mate(outcome.score) {
             Score::Mate(outcome.score.signum())
         } else {
             Score::Cp(internal_to_cp(outcome.score))
         };
-        Ok(Choice { mv, score })
+        // An iteration cut by the node limit may have changed its mind after its last line.
+        if pv.first() != Some(&mv) {
+            pv = vec![mv];
+        }
+        Ok(Choice { mv, score, pv })
     }
 }
 
@@ -289,6 +319,7 @@ impl Player for UciPlayer {
         let go = self.go.clone();
         self.send(&go)?;
         let mut score = None;
+        let mut pv_text = String::new();
         let mut line = String::new();
         loop {
             line.clear();
@@ -299,7 +330,12 @@ impl Player for UciPlayer {
             ensure!(n > 0, "{} exited during a search", self.name);
             let mut words = line.split_ascii_whitespace();
             match words.next() {
-                Some("info") => score = parse_info_score(&line).or(score),
+                Some("info") => {
+                    if let Some(s) = parse_info_score(&line) {
+                        score = Some(s);
+                        pv_text = info_pv(&line).to_string();
+                    }
+                }
                 Some("bestmove") => {
                     let text = words.next().unwrap_or("(none)");
                     let mv = parse_move(pos, text).with_context(|| {
@@ -310,7 +346,11 @@ impl Player for UciPlayer {
                         )
                     })?;
                     let score = score.with_context(|| format!("{} gave no score", self.name))?;
-                    return Ok(Choice { mv, score });
+                    let mut pv = parse_pv(pos, &pv_text);
+                    if pv.first() != Some(&mv) {
+                        pv = vec![mv];
+                    }
+                    return Ok(Choice { mv, score, pv });
                 }
                 _ => {}
             }
@@ -352,6 +392,27 @@ fn parse_info_score(line: &str) -> Option<Score> {
         "mate" => Some(Score::Mate(if value > 0 { 1 } else { -1 })),
         _ => None,
     }
+}
+
+/// The moves after `pv` in an `info` line, as text (empty without them).
+fn info_pv(line: &str) -> &str {
+    match line.split_once(" pv ") {
+        Some((_, moves)) => moves.trim(),
+        None => "",
+    }
+}
+
+/// The legal moves of `text` (UCI moves played in turn from `pos`), up to the first that
+/// is not one.
+fn parse_pv(pos: &Chess, text: &str) -> Vec<Move> {
+    let mut pos = pos.clone();
+    let mut pv = Vec::new();
+    for word in text.split_ascii_whitespace() {
+        let Some(m) = parse_move(&pos, word) else { break };
+        pos.play_unchecked(m);
+        pv.push(m);
+    }
+    pv
 }
 
 /// Thresholds that end a game early.
@@ -445,6 +506,68 @@ pub struct Played {
     pub ending: Ending,
     /// Openings thrown away before this one.
     pub discarded: usize,
+    /// Positions from inside the game's searches (`--tree-out`), in the order found.
+    pub tree: Vec<TreePosition>,
+}
+
+/// A position from inside a search's tree, labelled by a search of its own.
+#[derive(Clone, Debug)]
+pub struct TreePosition {
+    /// The position.
+    pub pos: Chess,
+    /// Its searched score, centipawns from White's point of view.
+    pub score: i32,
+}
+
+impl TreePosition {
+    /// The position as a data line, `<fen> | <score> | <result>`, with `result` the game's
+    /// from White's point of view.
+    pub fn to_line(&self, result: f32) -> String {
+        let fen = Fen::from_position(&self.pos, EnPassantMode::Legal);
+        format!("{fen} | {} | {result:.1}", self.score)
+    }
+}
+
+/// A position from inside the tree of the search that chose `pv[0]` in `pos` (reached
+/// from `start` by `moves`): two to `pv.len()` plies down `pv`, at random, searched by
+/// `player` and kept when it is quiet — not in check, its best move neither a capture
+/// nor a promotion, no mate score — and neither the game's end nor a position the
+/// trainer skips. One ply down would be the game's next position.
+fn tree_position(
+    player: &mut dyn Player,
+    start: &Chess,
+    moves: &[Move],
+    pos: &Chess,
+    pv: &[Move],
+    rng: &mut Rng,
+) -> Result<Option<TreePosition>> {
+    if pv.len() < 2 {
+        return Ok(None);
+    }
+    let plies = 2 + rng.below(pv.len() - 1);
+    let mut line = moves.to_vec();
+    let mut p = pos.clone();
+    for &m in &pv[..plies] {
+        if !p.is_legal(m) {
+            return Ok(None);
+        }
+        p.play_unchecked(m);
+        line.push(m);
+    }
+    if p.is_check() || p.is_insufficient_material() || p.halfmoves() >= 100 {
+        return Ok(None);
+    }
+    if p.legal_moves().is_empty() {
+        return Ok(None);
+    }
+    let label = player.choose(start, &line, &p)?;
+    Ok(match label.score {
+        Score::Cp(cp) if !label.mv.is_capture() && !label.mv.is_promotion() => {
+            let score = if p.turn() == Color::White { cp } else { -cp };
+            Some(TreePosition { pos: p, score })
+        }
+        _ => None,
+    })
 }
 
 /// The game ply of a position, counted from the initial position.
@@ -452,7 +575,11 @@ fn game_ply(pos: &Chess) -> usize {
     (pos.fullmoves().get() as usize - 1) * 2 + usize::from(pos.turn() == Color::Black)
 }
 
-/// Plays game number `index`. Returns `None` when `abandon` says to stop first.
+/// Plays game number `index`. Returns `None` when `abandon` says to stop first. With a
+/// `tree_rate` above 0, that share of the searched moves also gives a position from
+/// inside its search's tree ([`tree_position`]); the searches that label them share the
+/// player's hash table with the game's, so the game differs from one played without.
+#[allow(clippy::too_many_arguments)]
 pub fn play_game(
     player: &mut dyn Player,
     openings: &Openings,
@@ -460,6 +587,7 @@ pub fn play_game(
     rules: &Rules,
     seed: u64,
     index: u64,
+    tree_rate: f64,
     abandon: &dyn Fn() -> bool,
 ) -> Result<Option<Played>> {
     let mut rng = Rng::new(Rng::new(seed).next_u64() ^ index);
@@ -489,6 +617,7 @@ pub fn play_game(
     let mut pos = start.clone();
     let mut moves: Vec<Move> = Vec::new();
     let mut plies: Vec<Ply> = Vec::new();
+    let mut tree = Vec::new();
     // Keys since the last capture or pawn move, for threefold repetition.
     let mut keys: HashMap<u64, u32> = HashMap::new();
     keys.insert(key_of(&pos), 1);
@@ -554,6 +683,14 @@ pub fn play_game(
         }
 
         ensure!(legal.contains(&choice.mv), "the player chose an illegal move");
+        // The opening's randomness is drawn: what the generator gives now changes no game.
+        if tree_rate > 0.0 && f64::from(rng.unit_f32()) < tree_rate {
+            if abandon() {
+                return Ok(None);
+            }
+            let found = tree_position(player, &start, &moves, &pos, &choice.pv, &mut rng)?;
+            tree.extend(found);
+        }
         if choice.mv.is_zeroing() {
             keys.clear();
         }
@@ -561,7 +698,7 @@ pub fn play_game(
         moves.push(choice.mv);
         *keys.entry(key_of(&pos)).or_insert(0) += 1;
     };
-    Ok(Some(Played { game: Game { start, result, plies }, ending, discarded }))
+    Ok(Some(Played { game: Game { start, result, plies }, ending, discarded, tree }))
 }
 
 /// What a run produced.
@@ -571,6 +708,8 @@ pub struct Summary {
     pub games: u64,
     /// Positions (plies) written.
     pub positions: u64,
+    /// Tree positions written (`--tree-out`).
+    pub tree_positions: u64,
     /// Openings discarded by the opening bound.
     pub discarded: u64,
     /// Games per ending.
@@ -687,6 +826,20 @@ pub fn run(args: &DatagenArgs) -> Result<Summary> {
     if args.games == Some(0) {
         bail!("--games must be at least 1");
     }
+    if let Some(tree_out) = &args.tree_out {
+        ensure!(
+            args.tree_rate > 0.0 && args.tree_rate <= 1.0,
+            "--tree-rate must lie above 0 and at most 1"
+        );
+        ensure!(tree_out != &args.out, "--tree-out must be another file than --out");
+        ensure!(
+            !crate::train::data::is_chain(tree_out),
+            "--tree-out {} would be read as game chains (its name holds '.chain.'); \
+             name it like positions.txt.gz",
+            tree_out.display()
+        );
+    }
+    let tree_rate = if args.tree_out.is_some() { args.tree_rate } else { 0.0 };
     let openings = match &args.book {
         Some(path) => Openings::Book(book::load(path)?),
         None => Openings::Start,
@@ -719,6 +872,7 @@ pub fn run(args: &DatagenArgs) -> Result<Summary> {
 
     let already = count_games(&args.out)?;
     let mut writer = ChainWriter::append(&args.out)?;
+    let mut tree_writer = args.tree_out.as_deref().map(ChainWriter::append).transpose()?;
     if already > 0 {
         eprintln!(
             "{}: {already} games already there; continuing at game {already}",
@@ -768,6 +922,7 @@ pub fn run(args: &DatagenArgs) -> Result<Summary> {
                             rules,
                             seed,
                             index,
+                            tree_rate,
                             abandon,
                         );
                         match played {
@@ -787,9 +942,10 @@ pub fn run(args: &DatagenArgs) -> Result<Summary> {
         let mut error = None;
         loop {
             match rx.recv_timeout(Duration::from_millis(500)) {
-                Ok(Ok(played)) => match writer.write(&played.game) {
+                Ok(Ok(played)) => match write_played(&mut writer, tree_writer.as_mut(), &played) {
                     Ok(()) => {
                         summary.games += 1;
+                        summary.tree_positions += played.tree.len() as u64;
                         summary.positions += played.game.plies.len() as u64;
                         summary.discarded += played.discarded as u64;
                         summary.tally.add(&played.game);
@@ -836,10 +992,36 @@ pub fn run(args: &DatagenArgs) -> Result<Summary> {
         summary.positions as f64 / summary.seconds.max(1e-9),
         summary.discarded
     );
+    if let Some(tree_out) = &args.tree_out {
+        eprintln!(
+            "{}: {} tree positions ({:.2} a game)",
+            tree_out.display(),
+            summary.tree_positions,
+            summary.tree_positions as f64 / summary.games.max(1) as f64
+        );
+    }
     let endings: Vec<String> = summary.endings.iter().map(|(e, n)| format!("{e:?} {n}")).collect();
     eprintln!("endings: {}", endings.join(", "));
     eprint!("{}", summary.tally.report());
     Ok(summary)
+}
+
+/// Writes a finished game, then its tree positions (if they have a file), each as one
+/// gzip member, so that a run killed between games leaves whole games in both files.
+fn write_played(
+    writer: &mut ChainWriter,
+    tree_writer: Option<&mut ChainWriter>,
+    played: &Played,
+) -> Result<()> {
+    writer.write(&played.game)?;
+    match tree_writer {
+        Some(w) if !played.tree.is_empty() => {
+            let lines: String =
+                played.tree.iter().map(|t| t.to_line(played.game.result) + "\n").collect();
+            w.write_text(&lines)
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Set by the first SIGINT or SIGTERM once [`stop_on_signal`] is installed.
@@ -893,8 +1075,12 @@ fn update_bar(
 
 fn progress_message(summary: &Summary, start: Instant) -> String {
     let elapsed = start.elapsed().as_secs_f64();
+    let tree = match summary.tree_positions {
+        0 => String::new(),
+        n => format!(", {n} tree positions"),
+    };
     format!(
-        "{} games, {} positions, {:.0} positions/s",
+        "{} games, {} positions, {:.0} positions/s{tree}",
         summary.games,
         summary.positions,
         summary.positions as f64 / elapsed.max(1e-9)
@@ -983,7 +1169,9 @@ mod tests {
     }
 
     /// A player that plays the first legal move, scoring each position with `score`
-    /// (White's view, by the number of moves played so far).
+    /// (White's view, by the number of moves played so far), and expects the last legal
+    /// move in reply, then the first again, and so on, for a principal variation of up to
+    /// four moves.
     struct Scripted(fn(usize) -> Score);
 
     impl Player for Scripted {
@@ -996,13 +1184,85 @@ mod tests {
                 Score::Mate(v) if pos.turn() == Color::Black => Score::Mate(-v),
                 s => s,
             };
-            Ok(Choice { mv: pos.legal_moves()[0], score })
+            let mut line = pos.clone();
+            let mut pv = Vec::new();
+            for i in 0..4 {
+                let legal = line.legal_moves();
+                let Some(&m) = (if i % 2 == 0 { legal.first() } else { legal.last() }) else {
+                    break;
+                };
+                line.play_unchecked(m);
+                pv.push(m);
+            }
+            Ok(Choice { mv: pv[0], score, pv })
         }
     }
 
-    fn play(score: fn(usize) -> Score, rules: &Rules) -> Result<Played> {
-        let played = play_game(&mut Scripted(score), &Openings::Start, 8, rules, 7, 0, &|| false)?;
+    fn play_sampling(score: fn(usize) -> Score, rules: &Rules, tree_rate: f64) -> Result<Played> {
+        let openings = Openings::Start;
+        let played =
+            play_game(&mut Scripted(score), &openings, 8, rules, 7, 0, tree_rate, &|| false)?;
         Ok(played.expect("not abandoned"))
+    }
+
+    fn play(score: fn(usize) -> Score, rules: &Rules) -> Result<Played> {
+        play_sampling(score, rules, 0.0)
+    }
+
+    #[test]
+    fn info_lines_give_their_principal_variation() {
+        let line = "info depth 5 multipv 1 score cp 20 nodes 900 pv e2e4 e7e5 g1f3 zz e1e2\n";
+        assert_eq!(info_pv(line), "e2e4 e7e5 g1f3 zz e1e2");
+        assert_eq!(info_pv("info depth 5 score cp 20 nodes 900"), "");
+        let start = Chess::default();
+        // Up to the first word that is not a legal move.
+        let pv: Vec<String> = parse_pv(&start, info_pv(line))
+            .iter()
+            .map(|m| m.to_uci(CastlingMode::Standard).to_string())
+            .collect();
+        assert_eq!(pv, ["e2e4", "e7e5", "g1f3"]);
+        assert!(parse_pv(&start, "e2e5 e2e4").is_empty());
+    }
+
+    #[test]
+    fn tree_positions_come_from_down_the_line_and_are_quiet() {
+        // The score is the number of moves from the start, so a tree position's score
+        // says how far down the line it lies.
+        let rules = Rules { max_plies: 30, ..Rules::default() };
+        let p = play_sampling(|n| Score::Cp(n as i32), &rules, 1.0).unwrap();
+        let q = play_sampling(|n| Score::Cp(n as i32), &rules, 0.0).unwrap();
+        assert!(q.tree.is_empty());
+        assert!(p.tree.len() >= 5, "{} tree positions", p.tree.len());
+        assert!(p.tree.len() <= p.game.plies.len());
+        // Replay the game to list its positions, with the moves from the start.
+        let mut game = vec![(p.game.start.clone(), 0)];
+        for (i, ply) in p.game.plies.iter().enumerate() {
+            let mut next = game[i].0.clone();
+            next.play_unchecked(ply.mv);
+            game.push((next, i + 1));
+        }
+        for t in &p.tree {
+            assert!(!t.pos.is_check());
+            // Two to four plies down the line searched after some game position...
+            let moves = t.score as usize;
+            let reachable = (2..=4).filter(|&k| k <= moves && moves - k < game.len()).any(|k| {
+                let mut pos = game[moves - k].0.clone();
+                for j in 0..k {
+                    let legal = pos.legal_moves();
+                    pos.play_unchecked(if j % 2 == 0 { legal[0] } else { legal[legal.len() - 1] });
+                }
+                pos == t.pos
+            });
+            assert!(reachable, "{} is not down a searched line", t.to_line(p.game.result));
+            // ...and off the game itself.
+            assert!(game.iter().all(|(g, _)| g != &t.pos));
+            // The label's best move (the first legal one) is quiet.
+            let first = t.pos.legal_moves()[0];
+            assert!(!first.is_capture() && !first.is_promotion());
+        }
+        let line = p.tree[0].to_line(0.5);
+        assert!(line.ends_with(&format!(" | {} | 0.5", p.tree[0].score)), "{line}");
+        assert!(crate::train::data::parse_line(&line).is_ok(), "{line}");
     }
 
     #[test]

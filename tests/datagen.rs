@@ -19,8 +19,9 @@ use nue::{
     chain::{Game, Lines},
     datagen::Rules,
     nnue::Network,
+    train::data::parse_line,
 };
-use shakmaty::{Color, Position};
+use shakmaty::{CastlingMode, Color, Position};
 
 /// Runs `nue` with `args` and returns its standard error; panics when it fails.
 fn nue(args: &[&str]) -> String {
@@ -225,7 +226,55 @@ fn bad_datagen_options_are_refused_with_a_message() {
     assert!(err.contains("/no/such/book.epd"), "{err}");
     let err = fail(&["datagen", "--out", out_arg, "--games", "0"]);
     assert!(err.contains("--games"), "{err}");
+    let chain_named = dir.join("tree.chain.txt.gz");
+    let tree = chain_named.to_str().unwrap();
+    let err = fail(&["datagen", "--out", out_arg, "--games", "1", "--tree-out", tree]);
+    assert!(err.contains("would be read as game chains"), "{err}");
+    let tree = dir.join("tree.txt.gz");
+    let tree = tree.to_str().unwrap();
+    let rate = ["--games", "1", "--tree-out", tree, "--tree-rate", "0"];
+    let err = fail(&[&["datagen", "--out", out_arg][..], &rate].concat());
+    assert!(err.contains("--tree-rate"), "{err}");
+    let err = fail(&["datagen", "--out", out_arg, "--games", "1", "--tree-rate", "0.5"]);
+    assert!(err.contains("--tree-out"), "{err}");
     assert!(!out.exists(), "a refused run created its output");
+}
+
+/// Reads a `--tree-out` file: each line a position the trainer takes, quiet enough to
+/// train on (not in check), with the result of one of `games`.
+fn read_tree_positions(path: &Path, games: &[Game]) -> usize {
+    let lines: Vec<String> = Lines::open(path).unwrap().collect();
+    for line in &lines {
+        assert!(parse_line(line).is_ok(), "the trainer rejects {line}");
+        let fields: Vec<&str> = line.split(" | ").collect();
+        let pos = nue::engine::parse_position(fields[0], CastlingMode::Standard).unwrap();
+        assert!(!pos.is_check(), "{line}");
+        let result: f32 = fields[2].parse().unwrap();
+        assert!(games.iter().any(|g| g.result == result), "{line}");
+    }
+    lines.len()
+}
+
+#[test]
+fn tree_positions_are_written_beside_the_games_by_either_player() {
+    let dir = TempDir::new("tree");
+    let (out, tree) = (dir.join("g.chain.txt.gz"), dir.join("t.txt.gz"));
+    let log = datagen(&out, 2, 11, &["--nodes", "300", "--tree-out", tree.to_str().unwrap()]);
+    let n = read_tree_positions(&tree, &read_games(&out));
+    assert!(n > 0, "{log}");
+    assert!(log.contains(&format!("{}: {n} tree positions", tree.display())), "{log}");
+
+    // A UCI engine's principal variation, read from its info lines.
+    let (out, tree) = (dir.join("u.chain.txt.gz"), dir.join("u.txt.gz"));
+    let engine = env!("CARGO_BIN_EXE_nue");
+    let tree_arg = tree.to_str().unwrap();
+    let args = ["--engine", engine, "--depth", "3", "--tree-out", tree_arg, "--tree-rate", "0.5"];
+    let log = datagen(&out, 1, 12, &args);
+    let games = read_games(&out);
+    let n = read_tree_positions(&tree, &games);
+    assert!(n > 0, "{log}");
+    // About half the searched moves give one, less those that are not quiet.
+    assert!(n < games[0].plies.len(), "{n} tree positions from {} moves", games[0].plies.len());
 }
 
 #[test]
