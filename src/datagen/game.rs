@@ -1,0 +1,425 @@
+//! One game of `nue datagen`: its opening, the moves its player chooses, the rules and
+//! adjudication that end it, and the positions taken from inside its searches' trees.
+
+use std::collections::HashMap;
+
+use anyhow::{ensure, Result};
+use shakmaty::{fen::Fen, Chess, Color, EnPassantMode, Move, Position};
+
+use super::player::{Player, Score};
+use crate::{
+    board::key_of,
+    chain::{Game, Ply},
+    rng::Rng,
+};
+
+/// Openings tried for one game before giving up on the settings.
+const MAX_OPENING_TRIES: usize = 1000;
+
+/// Thresholds that end a game early.
+#[derive(Clone, Copy, Debug)]
+pub struct Rules {
+    /// First searched score beyond which an opening is discarded, centipawns.
+    pub opening_bound: i32,
+    /// Win adjudication: |score| at least this...
+    pub win_bound: i32,
+    /// ...for this many plies in a row, all for the same side.
+    pub win_plies: usize,
+    /// Draw adjudication from this game ply on...
+    pub draw_after: usize,
+    /// ...when |score| is at most this...
+    pub draw_bound: i32,
+    /// ...for this many plies in a row.
+    pub draw_plies: usize,
+    /// Recorded plies after which a game is a draw.
+    pub max_plies: usize,
+}
+
+impl Default for Rules {
+    fn default() -> Self {
+        Rules {
+            opening_bound: 400,
+            win_bound: 1000,
+            win_plies: 6,
+            draw_after: 80,
+            draw_bound: 10,
+            draw_plies: 10,
+            max_plies: 600,
+        }
+    }
+}
+
+/// How a game ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Ending {
+    /// Checkmate on the board.
+    Checkmate,
+    /// Stalemate.
+    Stalemate,
+    /// The same position a third time.
+    Repetition,
+    /// A hundred plies without a capture or a pawn move.
+    FiftyMoves,
+    /// Neither side can mate.
+    InsufficientMaterial,
+    /// The search announced a forced mate.
+    MateScore,
+    /// The score stayed decisive.
+    WinAdjudicated,
+    /// The score stayed near zero late in the game.
+    DrawAdjudicated,
+    /// The game reached the ply limit.
+    MaxPlies,
+}
+
+/// Where a game starts.
+pub enum Openings {
+    /// The start position.
+    Start,
+    /// The positions of a book.
+    Book(Vec<Chess>),
+}
+
+impl Openings {
+    /// A start position for a game: a book position (or the initial one) and then
+    /// `random_plies` random legal moves; `None` when the moves run into the end of a game.
+    pub fn draw(&self, rng: &mut Rng, random_plies: usize) -> Option<Chess> {
+        let mut pos = match self {
+            Openings::Start => Chess::default(),
+            Openings::Book(positions) => positions[rng.below(positions.len())].clone(),
+        };
+        for _ in 0..random_plies {
+            let moves = pos.legal_moves();
+            if moves.is_empty() {
+                return None;
+            }
+            pos.play_unchecked(moves[rng.below(moves.len())]);
+        }
+        (!pos.legal_moves().is_empty()).then_some(pos)
+    }
+}
+
+/// A finished game and how it ended.
+pub struct Played {
+    /// The game.
+    pub game: Game,
+    /// Why it ended.
+    pub ending: Ending,
+    /// Openings thrown away before this one.
+    pub discarded: usize,
+    /// Positions from inside the game's searches (`--tree-out`), in the order found.
+    pub tree: Vec<TreePosition>,
+}
+
+/// A position from inside a search's tree, labelled by a search of its own.
+#[derive(Clone, Debug)]
+pub struct TreePosition {
+    /// The position.
+    pub pos: Chess,
+    /// Its searched score, centipawns from White's point of view.
+    pub score: i32,
+}
+
+impl TreePosition {
+    /// The position as a data line, `<fen> | <score> | <result>`, with `result` the game's
+    /// from White's point of view.
+    pub fn to_line(&self, result: f32) -> String {
+        let fen = Fen::from_position(&self.pos, EnPassantMode::Legal);
+        format!("{fen} | {} | {result:.1}", self.score)
+    }
+}
+
+/// A position from inside the tree of the search that chose `pv[0]` in `pos` (reached
+/// from `start` by `moves`): two to `pv.len()` plies down `pv`, at random, searched by
+/// `player` and kept when it is quiet — not in check, its best move neither a capture
+/// nor a promotion, no mate score — and neither the game's end nor a position the
+/// trainer skips. One ply down would be the game's next position.
+fn tree_position(
+    player: &mut dyn Player,
+    start: &Chess,
+    moves: &[Move],
+    pos: &Chess,
+    pv: &[Move],
+    rng: &mut Rng,
+) -> Result<Option<TreePosition>> {
+    if pv.len() < 2 {
+        return Ok(None);
+    }
+    let plies = 2 + rng.below(pv.len() - 1);
+    let mut line = moves.to_vec();
+    let mut p = pos.clone();
+    for &m in &pv[..plies] {
+        if !p.is_legal(m) {
+            return Ok(None);
+        }
+        p.play_unchecked(m);
+        line.push(m);
+    }
+    if p.is_check() || p.is_insufficient_material() || p.halfmoves() >= 100 {
+        return Ok(None);
+    }
+    if p.legal_moves().is_empty() {
+        return Ok(None);
+    }
+    let label = player.choose(start, &line, &p)?;
+    Ok(match label.score {
+        Score::Cp(cp) if !label.mv.is_capture() && !label.mv.is_promotion() => {
+            let score = if p.turn() == Color::White { cp } else { -cp };
+            Some(TreePosition { pos: p, score })
+        }
+        _ => None,
+    })
+}
+
+/// The game ply of a position, counted from the initial position.
+fn game_ply(pos: &Chess) -> usize {
+    (pos.fullmoves().get() as usize - 1) * 2 + usize::from(pos.turn() == Color::Black)
+}
+
+/// Plays game number `index`. Returns `None` when `abandon` says to stop first. With a
+/// `tree_rate` above 0, that share of the searched moves also gives a position from
+/// inside its search's tree ([`tree_position`]); the searches that label them share the
+/// player's hash table with the game's, so the game differs from one played without.
+#[allow(clippy::too_many_arguments)]
+pub fn play_game(
+    player: &mut dyn Player,
+    openings: &Openings,
+    random_plies: usize,
+    rules: &Rules,
+    seed: u64,
+    index: u64,
+    tree_rate: f64,
+    abandon: &dyn Fn() -> bool,
+) -> Result<Option<Played>> {
+    let mut rng = Rng::new(Rng::new(seed).next_u64() ^ index);
+    let mut discarded = 0;
+    // The opening: its first search both filters it and gives the game's first move.
+    let (start, first) = loop {
+        ensure!(
+            discarded < MAX_OPENING_TRIES,
+            "{MAX_OPENING_TRIES} openings in a row were discarded: is --opening-bound too small?"
+        );
+        let plies = if random_plies > 0 { random_plies + rng.below(2) } else { 0 };
+        let Some(start) = openings.draw(&mut rng, plies) else {
+            discarded += 1;
+            continue;
+        };
+        if abandon() {
+            return Ok(None);
+        }
+        player.new_game()?;
+        let choice = player.choose(&start, &[], &start)?;
+        match choice.score {
+            Score::Cp(cp) if cp.abs() <= rules.opening_bound => break (start, choice),
+            _ => discarded += 1,
+        }
+    };
+
+    let mut pos = start.clone();
+    let mut moves: Vec<Move> = Vec::new();
+    let mut plies: Vec<Ply> = Vec::new();
+    let mut tree = Vec::new();
+    // Keys since the last capture or pawn move, for threefold repetition.
+    let mut keys: HashMap<u64, u32> = HashMap::new();
+    keys.insert(key_of(&pos), 1);
+    let mut next = Some(first);
+    let (result, ending) = loop {
+        // Endings by rule, in the position now on the board.
+        let legal = pos.legal_moves();
+        if legal.is_empty() {
+            break if pos.is_check() {
+                (if pos.turn() == Color::White { 0.0 } else { 1.0 }, Ending::Checkmate)
+            } else {
+                (0.5, Ending::Stalemate)
+            };
+        }
+        if pos.is_insufficient_material() {
+            break (0.5, Ending::InsufficientMaterial);
+        }
+        if pos.halfmoves() >= 100 {
+            break (0.5, Ending::FiftyMoves);
+        }
+        if keys[&key_of(&pos)] >= 3 {
+            break (0.5, Ending::Repetition);
+        }
+        if plies.len() >= rules.max_plies {
+            break (0.5, Ending::MaxPlies);
+        }
+
+        let choice = match next.take() {
+            Some(c) => c,
+            None => {
+                if abandon() {
+                    return Ok(None);
+                }
+                player.choose(&start, &moves, &pos)?
+            }
+        };
+        let white = |v: i32| if pos.turn() == Color::White { v } else { -v };
+        let score = match choice.score {
+            Score::Cp(cp) => Some(white(cp)),
+            Score::Mate(_) => None,
+        };
+        plies.push(Ply { mv: choice.mv, score });
+
+        // Endings by the score just found.
+        if let Score::Mate(m) = choice.score {
+            break (if white(m) > 0 { 1.0 } else { 0.0 }, Ending::MateScore);
+        }
+        let recent = |n: usize| plies[plies.len().saturating_sub(n)..].iter().map(|p| p.score);
+        if plies.len() >= rules.win_plies {
+            let all = |f: &dyn Fn(i32) -> bool| recent(rules.win_plies).all(|s| s.is_some_and(f));
+            if all(&|s| s >= rules.win_bound) {
+                break (1.0, Ending::WinAdjudicated);
+            }
+            if all(&|s| s <= -rules.win_bound) {
+                break (0.0, Ending::WinAdjudicated);
+            }
+        }
+        if game_ply(&pos) >= rules.draw_after
+            && plies.len() >= rules.draw_plies
+            && recent(rules.draw_plies).all(|s| s.is_some_and(|s| s.abs() <= rules.draw_bound))
+        {
+            break (0.5, Ending::DrawAdjudicated);
+        }
+
+        ensure!(legal.contains(&choice.mv), "the player chose an illegal move");
+        // The opening's randomness is drawn: what the generator gives now changes no game.
+        if tree_rate > 0.0 && f64::from(rng.unit_f32()) < tree_rate {
+            if abandon() {
+                return Ok(None);
+            }
+            let found = tree_position(player, &start, &moves, &pos, &choice.pv, &mut rng)?;
+            tree.extend(found);
+        }
+        if choice.mv.is_zeroing() {
+            keys.clear();
+        }
+        pos.play_unchecked(choice.mv);
+        moves.push(choice.mv);
+        *keys.entry(key_of(&pos)).or_insert(0) += 1;
+    };
+    Ok(Some(Played { game: Game { start, result, plies }, ending, discarded, tree }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::datagen::player::Choice;
+
+    /// A player that plays the first legal move, scoring each position with `score`
+    /// (White's view, by the number of moves played so far), and expects the last legal
+    /// move in reply, then the first again, and so on, for a principal variation of up to
+    /// four moves.
+    struct Scripted(fn(usize) -> Score);
+
+    impl Player for Scripted {
+        fn new_game(&mut self) -> Result<()> {
+            Ok(())
+        }
+        fn choose(&mut self, _: &Chess, moves: &[Move], pos: &Chess) -> Result<Choice> {
+            let score = match (self.0)(moves.len()) {
+                Score::Cp(v) if pos.turn() == Color::Black => Score::Cp(-v),
+                Score::Mate(v) if pos.turn() == Color::Black => Score::Mate(-v),
+                s => s,
+            };
+            let mut line = pos.clone();
+            let mut pv = Vec::new();
+            for i in 0..4 {
+                let legal = line.legal_moves();
+                let Some(&m) = (if i % 2 == 0 { legal.first() } else { legal.last() }) else {
+                    break;
+                };
+                line.play_unchecked(m);
+                pv.push(m);
+            }
+            Ok(Choice { mv: pv[0], score, pv })
+        }
+    }
+
+    fn play_sampling(score: fn(usize) -> Score, rules: &Rules, tree_rate: f64) -> Result<Played> {
+        let openings = Openings::Start;
+        let played =
+            play_game(&mut Scripted(score), &openings, 8, rules, 7, 0, tree_rate, &|| false)?;
+        Ok(played.expect("not abandoned"))
+    }
+
+    fn play(score: fn(usize) -> Score, rules: &Rules) -> Result<Played> {
+        play_sampling(score, rules, 0.0)
+    }
+
+    #[test]
+    fn tree_positions_come_from_down_the_line_and_are_quiet() {
+        // The score is the number of moves from the start, so a tree position's score
+        // says how far down the line it lies.
+        let rules = Rules { max_plies: 30, ..Rules::default() };
+        let p = play_sampling(|n| Score::Cp(n as i32), &rules, 1.0).unwrap();
+        let q = play_sampling(|n| Score::Cp(n as i32), &rules, 0.0).unwrap();
+        assert!(q.tree.is_empty());
+        assert!(p.tree.len() >= 5, "{} tree positions", p.tree.len());
+        assert!(p.tree.len() <= p.game.plies.len());
+        // Replay the game to list its positions, with the moves from the start.
+        let mut game = vec![(p.game.start.clone(), 0)];
+        for (i, ply) in p.game.plies.iter().enumerate() {
+            let mut next = game[i].0.clone();
+            next.play_unchecked(ply.mv);
+            game.push((next, i + 1));
+        }
+        for t in &p.tree {
+            assert!(!t.pos.is_check());
+            // Two to four plies down the line searched after some game position...
+            let moves = t.score as usize;
+            let reachable = (2..=4).filter(|&k| k <= moves && moves - k < game.len()).any(|k| {
+                let mut pos = game[moves - k].0.clone();
+                for j in 0..k {
+                    let legal = pos.legal_moves();
+                    pos.play_unchecked(if j % 2 == 0 { legal[0] } else { legal[legal.len() - 1] });
+                }
+                pos == t.pos
+            });
+            assert!(reachable, "{} is not down a searched line", t.to_line(p.game.result));
+            // ...and off the game itself.
+            assert!(game.iter().all(|(g, _)| g != &t.pos));
+            // The label's best move (the first legal one) is quiet.
+            let first = t.pos.legal_moves()[0];
+            assert!(!first.is_capture() && !first.is_promotion());
+        }
+        let line = p.tree[0].to_line(0.5);
+        assert!(line.ends_with(&format!(" | {} | 0.5", p.tree[0].score)), "{line}");
+        assert!(crate::train::data::parse_line(&line).is_ok(), "{line}");
+    }
+
+    #[test]
+    fn a_decisive_score_held_for_the_win_plies_wins() {
+        let rules = Rules::default();
+        let p = play(|n| Score::Cp(if n == 0 { 0 } else { -1200 }), &rules).unwrap();
+        assert_eq!((p.ending, p.game.result), (Ending::WinAdjudicated, 0.0));
+        assert_eq!(p.game.plies.len(), 1 + rules.win_plies);
+    }
+
+    #[test]
+    fn a_level_score_held_late_in_the_game_draws() {
+        let rules = Rules { draw_after: 0, draw_plies: 4, ..Rules::default() };
+        let p = play(|_| Score::Cp(5), &rules).unwrap();
+        assert_eq!((p.ending, p.game.result), (Ending::DrawAdjudicated, 0.5));
+        assert_eq!(p.game.plies.len(), 4);
+        // Not before `draw_after`: the same game goes on past ply 4.
+        let p = play(|_| Score::Cp(5), &Rules { draw_plies: 4, ..Rules::default() }).unwrap();
+        assert!(p.game.plies.len() > 4);
+    }
+
+    #[test]
+    fn a_mate_score_ends_the_game_for_the_side_it_favours() {
+        let p = play(|n| if n < 3 { Score::Cp(0) } else { Score::Mate(1) }, &Rules::default());
+        let p = p.unwrap();
+        assert_eq!((p.ending, p.game.result), (Ending::MateScore, 1.0));
+        assert_eq!(p.game.plies.len(), 4);
+        assert_eq!(p.game.plies[3].score, None);
+    }
+
+    #[test]
+    fn openings_beyond_the_bound_are_discarded() {
+        let err = play(|_| Score::Cp(500), &Rules::default()).err().unwrap();
+        assert!(err.to_string().contains("--opening-bound"), "{err}");
+    }
+}

@@ -1,0 +1,355 @@
+//! The players of `nue datagen`: Nue's own search, or any UCI engine in a child process,
+//! each choosing a move by a search and giving its score and principal variation.
+
+use std::{
+    io::{BufRead, BufReader, BufWriter, Write},
+    os::unix::process::CommandExt,
+    process::{Child, ChildStdin, ChildStdout, Command, Stdio},
+    time::Duration,
+};
+
+use anyhow::{ensure, Context, Result};
+use shakmaty::{fen::Fen, CastlingMode, Chess, EnPassantMode, Move, Position};
+
+use crate::{
+    api::{Control, Report},
+    engine::{parse_move, Engine},
+    nnue::internal_to_cp,
+    search::time::Limits,
+    types::{is_mate, Bound},
+};
+
+/// Default soft node limit per move.
+pub const DEFAULT_NODES: u64 = 5000;
+/// Hard node limit as a multiple of the soft one: an iteration that would run far past
+/// the soft limit is cut, and its move not used.
+const HARD_NODES_FACTOR: u64 = 8;
+/// A search's score, from the side to move's point of view.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Score {
+    /// Centipawns.
+    Cp(i32),
+    /// A forced mate: positive when the side to move mates.
+    Mate(i32),
+}
+
+/// A move chosen by a search, with its score.
+#[derive(Clone, Debug)]
+pub struct Choice {
+    /// The move to play.
+    pub mv: Move,
+    /// The score of the position it is played from.
+    pub score: Score,
+    /// The search's principal variation: `mv` and the moves expected after it (only `mv`
+    /// when the search gave no longer line).
+    pub pv: Vec<Move>,
+}
+
+/// Something that chooses moves: Nue's search or a UCI engine.
+pub trait Player {
+    /// Forgets the last game.
+    fn new_game(&mut self) -> Result<()>;
+    /// Chooses a move in `pos`, reached from `start` by `moves`.
+    fn choose(&mut self, start: &Chess, moves: &[Move], pos: &Chess) -> Result<Choice>;
+}
+
+/// Nue's own search.
+pub struct NuePlayer {
+    engine: Engine,
+    limits: Limits,
+}
+
+impl NuePlayer {
+    /// A player searching to `depth`, or else to a soft limit of `nodes`.
+    pub fn new(hash_mb: usize, nodes: u64, depth: Option<u32>) -> Result<NuePlayer> {
+        let limits = match depth {
+            Some(d) => Limits { depth: Some(d), ..Limits::default() },
+            None => Limits {
+                soft_nodes: Some(nodes),
+                nodes: Some(nodes.saturating_mul(HARD_NODES_FACTOR)),
+                ..Limits::default()
+            },
+        };
+        Ok(NuePlayer { engine: Engine::new(hash_mb)?, limits })
+    }
+}
+
+impl Player for NuePlayer {
+    fn new_game(&mut self) -> Result<()> {
+        self.engine.new_game();
+        Ok(())
+    }
+
+    fn choose(&mut self, start: &Chess, moves: &[Move], _pos: &Chess) -> Result<Choice> {
+        self.engine.set_position(start.clone(), moves);
+        let mut pv = Vec::new();
+        let mut report = |r: &Report| {
+            if r.multipv == 1 && r.bound == Bound::Exact {
+                pv.clone_from(&r.pv);
+            }
+        };
+        let outcome = self.engine.go(&self.limits, &Control::default(), &mut report);
+        let mv = outcome.best.context("the search found no move")?;
+        let score = if is_mate(outcome.score) {
+            Score::Mate(outcome.score.signum())
+        } else {
+            Score::Cp(internal_to_cp(outcome.score))
+        };
+        // An iteration cut by the node limit may have changed its mind after its last line.
+        if pv.first() != Some(&mv) {
+            pv = vec![mv];
+        }
+        Ok(Choice { mv, score, pv })
+    }
+}
+
+/// A UCI engine in a child process.
+pub struct UciPlayer {
+    child: Child,
+    input: BufWriter<ChildStdin>,
+    output: BufReader<ChildStdout>,
+    go: String,
+    name: String,
+}
+
+impl UciPlayer {
+    /// Starts `path`, sets `options` (`NAME=VALUE`) and waits until it is ready.
+    pub fn start(path: &std::path::Path, options: &[String], go: String) -> Result<UciPlayer> {
+        let mut child = Command::new(path)
+            .process_group(0)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .with_context(|| format!("cannot start {}", path.display()))?;
+        let input = BufWriter::new(child.stdin.take().expect("piped stdin"));
+        let output = BufReader::new(child.stdout.take().expect("piped stdout"));
+        let name = path.display().to_string();
+        let mut player = UciPlayer { child, input, output, go, name };
+        player.send("uci")?;
+        player.wait_for("uciok")?;
+        for option in
+            ["Threads=1", "Hash=16"].iter().copied().chain(options.iter().map(|s| s.as_str()))
+        {
+            let (name, value) = option
+                .split_once('=')
+                .with_context(|| format!("engine option '{option}' is not NAME=VALUE"))?;
+            player.send(&format!("setoption name {} value {}", name.trim(), value.trim()))?;
+        }
+        player.send("isready")?;
+        player.wait_for("readyok")?;
+        Ok(player)
+    }
+
+    fn send(&mut self, line: &str) -> Result<()> {
+        writeln!(self.input, "{line}")
+            .and_then(|()| self.input.flush())
+            .with_context(|| format!("{} stopped reading its input", self.name))
+    }
+
+    /// Reads lines until one starts with `word`, and returns it.
+    fn wait_for(&mut self, word: &str) -> Result<String> {
+        let mut line = String::new();
+        loop {
+            line.clear();
+            let n = self
+                .output
+                .read_line(&mut line)
+                .with_context(|| format!("reading from {}", self.name))?;
+            ensure!(n > 0, "{} exited while Nue waited for '{word}'", self.name);
+            if line.split_ascii_whitespace().next() == Some(word) {
+                return Ok(line);
+            }
+        }
+    }
+}
+
+impl Drop for UciPlayer {
+    /// Asks the engine to quit, and kills it when it has not within a second.
+    fn drop(&mut self) {
+        let _ = self.send("quit");
+        for _ in 0..100 {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Player for UciPlayer {
+    fn new_game(&mut self) -> Result<()> {
+        self.send("ucinewgame")?;
+        self.send("isready")?;
+        self.wait_for("readyok").map(|_| ())
+    }
+
+    fn choose(&mut self, start: &Chess, moves: &[Move], pos: &Chess) -> Result<Choice> {
+        let (base, recent) = since_last_irreversible(start, moves, pos);
+        let mut command =
+            format!("position fen {}", Fen::from_position(&base, EnPassantMode::Legal));
+        if !recent.is_empty() {
+            command.push_str(" moves");
+            for m in recent {
+                command.push(' ');
+                command.push_str(&m.to_uci(CastlingMode::Standard).to_string());
+            }
+        }
+        self.send(&command)?;
+        let go = self.go.clone();
+        self.send(&go)?;
+        let mut score = None;
+        let mut pv_text = String::new();
+        let mut line = String::new();
+        loop {
+            line.clear();
+            let n = self
+                .output
+                .read_line(&mut line)
+                .with_context(|| format!("reading from {}", self.name))?;
+            ensure!(n > 0, "{} exited during a search", self.name);
+            let mut words = line.split_ascii_whitespace();
+            match words.next() {
+                Some("info") => {
+                    if let Some(s) = parse_info_score(&line) {
+                        score = Some(s);
+                        pv_text = info_pv(&line).to_string();
+                    }
+                }
+                Some("bestmove") => {
+                    let text = words.next().unwrap_or("(none)");
+                    let mv = parse_move(pos, text).with_context(|| {
+                        format!(
+                            "{} answered the illegal move '{text}' in {}",
+                            self.name,
+                            Fen::from_position(pos, EnPassantMode::Legal)
+                        )
+                    })?;
+                    let score = score.with_context(|| format!("{} gave no score", self.name))?;
+                    let mut pv = parse_pv(pos, &pv_text);
+                    if pv.first() != Some(&mv) {
+                        pv = vec![mv];
+                    }
+                    return Ok(Choice { mv, score, pv });
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// The game as the engine needs to see it: the position after the last capture or pawn
+/// move, and the moves since. No position before that move can come again, and the FEN
+/// carries the fifty-move count, so the engine searches exactly as it would from the whole
+/// game; sending the whole game instead costs it a parse of every move at every ply, which
+/// grows with the game.
+fn since_last_irreversible<'a>(
+    start: &Chess,
+    moves: &'a [Move],
+    pos: &Chess,
+) -> (Chess, &'a [Move]) {
+    let cut = moves.len().saturating_sub(pos.halfmoves() as usize);
+    let mut base = start.clone();
+    for m in &moves[..cut] {
+        base.play_unchecked(*m);
+    }
+    (base, &moves[cut..])
+}
+
+/// The score of an `info` line, unless it is only a bound of an aspiration search.
+fn parse_info_score(line: &str) -> Option<Score> {
+    let words: Vec<&str> = line.split_ascii_whitespace().collect();
+    if words.iter().any(|w| *w == "lowerbound" || *w == "upperbound") {
+        return None;
+    }
+    if words.windows(2).any(|w| w[0] == "multipv" && w[1] != "1") {
+        return None;
+    }
+    let i = words.iter().position(|w| *w == "score")?;
+    let value: i32 = words.get(i + 2)?.parse().ok()?;
+    match *words.get(i + 1)? {
+        "cp" => Some(Score::Cp(value)),
+        "mate" => Some(Score::Mate(if value > 0 { 1 } else { -1 })),
+        _ => None,
+    }
+}
+
+/// The moves after `pv` in an `info` line, as text (empty without them).
+fn info_pv(line: &str) -> &str {
+    match line.split_once(" pv ") {
+        Some((_, moves)) => moves.trim(),
+        None => "",
+    }
+}
+
+/// The legal moves of `text` (UCI moves played in turn from `pos`), up to the first that
+/// is not one.
+fn parse_pv(pos: &Chess, text: &str) -> Vec<Move> {
+    let mut pos = pos.clone();
+    let mut pv = Vec::new();
+    for word in text.split_ascii_whitespace() {
+        let Some(m) = parse_move(&pos, word) else { break };
+        pos.play_unchecked(m);
+        pv.push(m);
+    }
+    pv
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::datagen::replay as game;
+
+    #[test]
+    fn info_scores_are_read_and_bounds_skipped() {
+        let s =
+            parse_info_score("info depth 5 seldepth 6 multipv 1 score cp -31 nodes 900 pv e2e4");
+        assert_eq!(s, Some(Score::Cp(-31)));
+        assert_eq!(parse_info_score("info depth 9 score mate -3 pv a1a2"), Some(Score::Mate(-1)));
+        assert_eq!(parse_info_score("info depth 9 score cp 40 lowerbound nodes 5"), None);
+        assert_eq!(parse_info_score("info depth 9 multipv 2 score cp 40"), None);
+        assert_eq!(parse_info_score("info string hello"), None);
+    }
+
+    #[test]
+    fn the_engine_is_sent_the_game_from_its_last_capture_or_pawn_move() {
+        let initial = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+        let (start, moves, pos) = game(initial, "g1f3 g8f6 f3g1 f6g8 e2e4 b8c6 g1f3 c6b8");
+        let (base, recent) = since_last_irreversible(&start, &moves, &pos);
+        assert_eq!(recent, &moves[5..], "the moves after e2e4");
+        assert_eq!(base.halfmoves(), 0);
+        assert_eq!(base.board(), game(initial, "g1f3 g8f6 f3g1 f6g8 e2e4").2.board());
+        let mut replayed = base.clone();
+        recent.iter().for_each(|&m| replayed.play_unchecked(m));
+        assert_eq!(replayed, pos);
+
+        // The last move a capture: nothing to replay.
+        let (start, moves, pos) = game(initial, "e2e4 d7d5 e4d5");
+        let (base, recent) = since_last_irreversible(&start, &moves, &pos);
+        assert!(recent.is_empty());
+        assert_eq!(base, pos);
+
+        // A start whose clock already runs (a book position): the whole game is sent.
+        let book = "4k3/8/8/8/8/8/8/R3K3 w - - 30 60";
+        let (start, moves, pos) = game(book, "a1a2 e8d8 a2a1");
+        let (base, recent) = since_last_irreversible(&start, &moves, &pos);
+        assert_eq!((base, recent), (start, &moves[..]));
+    }
+
+    #[test]
+    fn info_lines_give_their_principal_variation() {
+        let line = "info depth 5 multipv 1 score cp 20 nodes 900 pv e2e4 e7e5 g1f3 zz e1e2\n";
+        assert_eq!(info_pv(line), "e2e4 e7e5 g1f3 zz e1e2");
+        assert_eq!(info_pv("info depth 5 score cp 20 nodes 900"), "");
+        let start = Chess::default();
+        // Up to the first word that is not a legal move.
+        let pv: Vec<String> = parse_pv(&start, info_pv(line))
+            .iter()
+            .map(|m| m.to_uci(CastlingMode::Standard).to_string())
+            .collect();
+        assert_eq!(pv, ["e2e4", "e7e5", "g1f3"]);
+        assert!(parse_pv(&start, "e2e5 e2e4").is_empty());
+    }
+}
