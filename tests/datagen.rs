@@ -263,6 +263,11 @@ fn tree_positions_are_written_beside_the_games_by_either_player() {
     let n = read_tree_positions(&tree, &read_games(&out));
     assert!(n > 0, "{log}");
     assert!(log.contains(&format!("{}: {n} tree positions", tree.display())), "{log}");
+    // They are searched after each game, so the games are those of a run without them.
+    let plain = dir.join("p.chain.txt.gz");
+    datagen(&plain, 2, 11, &["--nodes", "300"]);
+    let lines = |p: &Path| Lines::open(p).unwrap().collect::<Vec<_>>();
+    assert_eq!(lines(&out), lines(&plain));
 
     // A UCI engine's principal variation, read from its info lines.
     let (out, tree) = (dir.join("u.chain.txt.gz"), dir.join("u.txt.gz"));

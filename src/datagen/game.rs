@@ -1,7 +1,7 @@
 //! One game of `nue datagen`: its opening, the moves its player chooses, the rules and
 //! adjudication that end it, and the positions taken from inside its searches' trees.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use anyhow::{ensure, Result};
 use shakmaty::{fen::Fen, Chess, Color, EnPassantMode, Move, Position};
@@ -109,6 +109,8 @@ pub struct Played {
     pub discarded: usize,
     /// Positions from inside the game's searches (`--tree-out`), in the order found.
     pub tree: Vec<TreePosition>,
+    /// Tree candidates searched to label them, the kept ones included.
+    pub tree_searches: usize,
 }
 
 /// A position from inside a search's tree, labelled by a search of its own.
@@ -130,42 +132,45 @@ impl TreePosition {
 }
 
 /// A position from inside the tree of the search that chose `pv[0]` in `pos` (reached
-/// from `start` by `moves`): two to `pv.len()` plies down `pv`, at random, searched by
-/// `player` and kept when it is quiet — not in check, its best move neither a capture
-/// nor a promotion, no mate score — and neither the game's end nor a position the
-/// trainer skips. One ply down would be the game's next position.
-fn tree_position(
-    player: &mut dyn Player,
-    start: &Chess,
+/// by `moves` from the game's start): two to `pv.len()` plies down `pv`, at random, with
+/// the moves that reach it — unless it is in check or the game's end there, which the
+/// trainer would skip. One ply down would be the game's next position.
+fn tree_candidate(
     moves: &[Move],
     pos: &Chess,
     pv: &[Move],
     rng: &mut Rng,
-) -> Result<Option<TreePosition>> {
+) -> Option<(Vec<Move>, Chess)> {
     if pv.len() < 2 {
-        return Ok(None);
+        return None;
     }
     let plies = 2 + rng.below(pv.len() - 1);
     let mut line = moves.to_vec();
     let mut p = pos.clone();
     for &m in &pv[..plies] {
         if !p.is_legal(m) {
-            return Ok(None);
+            return None;
         }
         p.play_unchecked(m);
         line.push(m);
     }
-    if p.is_check() || p.is_insufficient_material() || p.halfmoves() >= 100 {
-        return Ok(None);
-    }
-    if p.legal_moves().is_empty() {
-        return Ok(None);
-    }
-    let label = player.choose(start, &line, &p)?;
-    Ok(match label.score {
-        Score::Cp(cp) if !label.mv.is_capture() && !label.mv.is_promotion() => {
-            let score = if p.turn() == Color::White { cp } else { -cp };
-            Some(TreePosition { pos: p, score })
+    let over = p.is_insufficient_material() || p.halfmoves() >= 100;
+    (!p.is_check() && !over && !p.legal_moves().is_empty()).then_some((line, p))
+}
+
+/// Searches a tree candidate `pos`, reached from `start` by `line`, and keeps it when it is
+/// quiet: its best move neither a capture nor a promotion, and no mate score.
+fn label(
+    player: &mut dyn Player,
+    start: &Chess,
+    line: &[Move],
+    pos: Chess,
+) -> Result<Option<TreePosition>> {
+    let choice = player.choose(start, line, &pos)?;
+    Ok(match choice.score {
+        Score::Cp(cp) if !choice.mv.is_capture() && !choice.mv.is_promotion() => {
+            let score = if pos.turn() == Color::White { cp } else { -cp };
+            Some(TreePosition { pos, score })
         }
         _ => None,
     })
@@ -178,8 +183,11 @@ fn game_ply(pos: &Chess) -> usize {
 
 /// Plays game number `index`. Returns `None` when `abandon` says to stop first. With a
 /// `tree_rate` above 0, that share of the searched moves also gives a position from
-/// inside its search's tree ([`tree_position`]); the searches that label them share the
-/// player's hash table with the game's, so the game differs from one played without.
+/// inside its search's tree ([`tree_candidate`]). They are searched ([`label`]) once
+/// the game is over, those it went through itself left out (the line was predicted
+/// right: the chain has them already), so no search is spent on them and the game is
+/// the one played without them (the labelling searches come after it, with the
+/// player's hash table of the game).
 #[allow(clippy::too_many_arguments)]
 pub fn play_game(
     player: &mut dyn Player,
@@ -218,7 +226,9 @@ pub fn play_game(
     let mut pos = start.clone();
     let mut moves: Vec<Move> = Vec::new();
     let mut plies: Vec<Ply> = Vec::new();
-    let mut tree = Vec::new();
+    let mut candidates = Vec::new();
+    // Every position of the game: a tree candidate it reached itself is not labelled.
+    let mut visited: HashSet<u64> = HashSet::from([key_of(&pos)]);
     // Keys since the last capture or pawn move, for threefold repetition.
     let mut keys: HashMap<u64, u32> = HashMap::new();
     keys.insert(key_of(&pos), 1);
@@ -286,11 +296,7 @@ pub fn play_game(
         ensure!(legal.contains(&choice.mv), "the player chose an illegal move");
         // The opening's randomness is drawn: what the generator gives now changes no game.
         if tree_rate > 0.0 && f64::from(rng.unit_f32()) < tree_rate {
-            if abandon() {
-                return Ok(None);
-            }
-            let found = tree_position(player, &start, &moves, &pos, &choice.pv, &mut rng)?;
-            tree.extend(found);
+            candidates.extend(tree_candidate(&moves, &pos, &choice.pv, &mut rng));
         }
         if choice.mv.is_zeroing() {
             keys.clear();
@@ -298,8 +304,21 @@ pub fn play_game(
         pos.play_unchecked(choice.mv);
         moves.push(choice.mv);
         *keys.entry(key_of(&pos)).or_insert(0) += 1;
+        visited.insert(key_of(&pos));
     };
-    Ok(Some(Played { game: Game { start, result, plies }, ending, discarded, tree }))
+    let mut tree = Vec::new();
+    let mut tree_searches = 0;
+    for (line, p) in candidates {
+        if visited.contains(&key_of(&p)) {
+            continue;
+        }
+        if abandon() {
+            return Ok(None);
+        }
+        tree_searches += 1;
+        tree.extend(label(player, &start, &line, p)?);
+    }
+    Ok(Some(Played { game: Game { start, result, plies }, ending, discarded, tree, tree_searches }))
 }
 
 #[cfg(test)]
@@ -311,14 +330,19 @@ mod tests {
     /// (White's view, by the number of moves played so far), and expects the last legal
     /// move in reply, then the first again, and so on, for a principal variation of up to
     /// four moves.
-    struct Scripted(fn(usize) -> Score);
+    /// With `follow`, the principal variation is the first legal move each time: the line
+    /// the game then plays.
+    struct Scripted {
+        score: fn(usize) -> Score,
+        follow: bool,
+    }
 
     impl Player for Scripted {
         fn new_game(&mut self) -> Result<()> {
             Ok(())
         }
         fn choose(&mut self, _: &Chess, moves: &[Move], pos: &Chess) -> Result<Choice> {
-            let score = match (self.0)(moves.len()) {
+            let score = match (self.score)(moves.len()) {
                 Score::Cp(v) if pos.turn() == Color::Black => Score::Cp(-v),
                 Score::Mate(v) if pos.turn() == Color::Black => Score::Mate(-v),
                 s => s,
@@ -327,7 +351,8 @@ mod tests {
             let mut pv = Vec::new();
             for i in 0..4 {
                 let legal = line.legal_moves();
-                let Some(&m) = (if i % 2 == 0 { legal.first() } else { legal.last() }) else {
+                let first = i % 2 == 0 || self.follow;
+                let Some(&m) = (if first { legal.first() } else { legal.last() }) else {
                     break;
                 };
                 line.play_unchecked(m);
@@ -337,15 +362,25 @@ mod tests {
         }
     }
 
-    fn play_sampling(score: fn(usize) -> Score, rules: &Rules, tree_rate: f64) -> Result<Played> {
+    fn play_sampling(player: &mut Scripted, rules: &Rules, tree_rate: f64) -> Result<Played> {
         let openings = Openings::Start;
-        let played =
-            play_game(&mut Scripted(score), &openings, 8, rules, 7, 0, tree_rate, &|| false)?;
+        let played = play_game(player, &openings, 8, rules, 7, 0, tree_rate, &|| false)?;
         Ok(played.expect("not abandoned"))
     }
 
     fn play(score: fn(usize) -> Score, rules: &Rules) -> Result<Played> {
-        play_sampling(score, rules, 0.0)
+        play_sampling(&mut Scripted { score, follow: false }, rules, 0.0)
+    }
+
+    #[test]
+    fn tree_positions_the_game_went_through_are_dropped() {
+        // The game plays each predicted line: every tree position is a later game position,
+        // but for those down lines that run past the game's end.
+        let rules = Rules { max_plies: 30, ..Rules::default() };
+        let score = |n| Score::Cp(n as i32);
+        let p = play_sampling(&mut Scripted { score, follow: true }, &rules, 1.0).unwrap();
+        assert!(p.tree.len() <= 3, "{} tree positions", p.tree.len());
+        assert!(p.tree.iter().all(|t| t.score as usize > p.game.plies.len()));
     }
 
     #[test]
@@ -353,8 +388,9 @@ mod tests {
         // The score is the number of moves from the start, so a tree position's score
         // says how far down the line it lies.
         let rules = Rules { max_plies: 30, ..Rules::default() };
-        let p = play_sampling(|n| Score::Cp(n as i32), &rules, 1.0).unwrap();
-        let q = play_sampling(|n| Score::Cp(n as i32), &rules, 0.0).unwrap();
+        let score = |n| Score::Cp(n as i32);
+        let p = play_sampling(&mut Scripted { score, follow: false }, &rules, 1.0).unwrap();
+        let q = play_sampling(&mut Scripted { score, follow: false }, &rules, 0.0).unwrap();
         assert!(q.tree.is_empty());
         assert!(p.tree.len() >= 5, "{} tree positions", p.tree.len());
         assert!(p.tree.len() <= p.game.plies.len());

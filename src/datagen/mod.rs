@@ -21,10 +21,11 @@
 //! With `--tree-out`, a run also writes positions from inside the searches' trees, the
 //! kind of data that nodchip's Stockfish trainer found worth +26 ± 18 Elo at 100 M
 //! positions (`../shared/docs/training-notes.md`): for each searched move (or a
-//! `--tree-rate` share of them) a position two or more plies down its principal variation,
-//! searched again by the same player at the same depth or nodes and kept when it is quiet
-//! (not in check, its best move neither a capture nor a promotion, no mate score). They
-//! go to their own file, one `<fen> | <score> | <result>` line each (the layout `nue
+//! `--tree-rate` share of them) a position two or more plies down its principal variation.
+//! Once the game is over, those it did not reach itself are searched by the same player at
+//! the same depth or nodes and kept when quiet (not in check, the best move neither a
+//! capture nor a promotion, no mate score); the games are those of a run without them.
+//! They go to their own file, one `<fen> | <score> | <result>` line each (the layout `nue
 //! train` reads besides chains), with the game's result, written when the game is.
 //!
 //! The binary stops a run on SIGINT or SIGTERM ([`stop_on_signal`]) as `--seconds` does:
@@ -126,7 +127,8 @@ pub struct DatagenArgs {
     pub max_plies: usize,
     /// Also write positions from inside the searches' trees to this file (`.txt.gz`, one
     /// `<fen> | <score> | <result>` line each): two or more plies down the principal
-    /// variation of a searched move, searched again and kept when quiet.
+    /// variation of a searched move, searched after the game unless the game reached it,
+    /// and kept when quiet.
     #[arg(long)]
     pub tree_out: Option<PathBuf>,
     /// The share of searched moves whose principal variation gives a tree position.
@@ -143,6 +145,8 @@ pub struct Summary {
     pub positions: u64,
     /// Tree positions written (`--tree-out`).
     pub tree_positions: u64,
+    /// Searches made to label tree candidates, the kept ones included.
+    pub tree_searches: u64,
     /// Openings discarded by the opening bound.
     pub discarded: u64,
     /// Games per ending.
@@ -283,6 +287,7 @@ pub fn run(args: &DatagenArgs) -> Result<Summary> {
                     Ok(()) => {
                         summary.games += 1;
                         summary.tree_positions += played.tree.len() as u64;
+                        summary.tree_searches += played.tree_searches as u64;
                         summary.positions += played.game.plies.len() as u64;
                         summary.discarded += played.discarded as u64;
                         summary.tally.add(&played.game);
@@ -331,10 +336,11 @@ pub fn run(args: &DatagenArgs) -> Result<Summary> {
     );
     if let Some(tree_out) = &args.tree_out {
         eprintln!(
-            "{}: {} tree positions ({:.2} a game)",
+            "{}: {} tree positions ({:.2} a game), kept of {} searched",
             tree_out.display(),
             summary.tree_positions,
-            summary.tree_positions as f64 / summary.games.max(1) as f64
+            summary.tree_positions as f64 / summary.games.max(1) as f64,
+            summary.tree_searches
         );
     }
     let endings: Vec<String> = summary.endings.iter().map(|(e, n)| format!("{e:?} {n}")).collect();
