@@ -1,4 +1,5 @@
-//! Noisy-move generation for quiescence, and whether a move gives check.
+//! Noisy-move generation for quiescence, whether a move gives check, and whether a move
+//! made up from the board is legal.
 //!
 //! shakmaty generates every legal move at once. Quiescence (when not in check) only
 //! wants the noisy ones, captures and queen promotions, which are a few out of thirty or
@@ -8,7 +9,7 @@
 //! as it would after splitting the full list: the search is the same, node for node.
 
 use shakmaty::{
-    attacks, Bitboard, Chess, Color, EnPassantMode, Move, MoveList, Position, Role, Square,
+    attacks, Bitboard, Chess, Color, EnPassantMode, Move, MoveList, Position, Rank, Role, Square,
 };
 
 const FILE_A: Bitboard = Bitboard(0x0101_0101_0101_0101);
@@ -122,6 +123,80 @@ pub fn gives_check(pos: &Chess, m: Move) -> bool {
     (sliders & ours).any()
 }
 
+/// Whether `m`, a move made up from the board (a stored move, a killer), is legal in
+/// `pos`: the same answer as shakmaty's `is_legal`, without generating the moves that reach
+/// its target. The move is checked against the board (its piece, its capture, its path),
+/// then the king must stand unattacked after it. Castling is left to shakmaty.
+pub fn is_legal(pos: &Chess, m: Move) -> bool {
+    let board = pos.board();
+    let us = pos.turn();
+    let occupied = board.occupied();
+    let Some(king) = board.king_of(us) else {
+        return false;
+    };
+    match m {
+        Move::Normal { role, from, capture, to, promotion } => {
+            if board.piece_at(from) != Some(role.of(us)) || board.role_at(to) != capture {
+                return false;
+            }
+            if capture.is_some() && !pos.them().contains(to) {
+                return false;
+            }
+            let reaches = if role == Role::Pawn {
+                let last_rank = Bitboard::BACKRANKS.contains(to);
+                let promotes_right = match promotion {
+                    None => !last_rank,
+                    Some(p) => last_rank && p != Role::Pawn && p != Role::King,
+                };
+                promotes_right
+                    && if capture.is_some() {
+                        attacks::pawn_attacks(us, from).contains(to)
+                    } else {
+                        pawn_push_reaches(us, from, to, occupied)
+                    }
+            } else {
+                promotion.is_none() && attacks::attacks(from, role.of(us), occupied).contains(to)
+            };
+            if !reaches {
+                return false;
+            }
+            let king = if role == Role::King { to } else { king };
+            let after = occupied.without(from).with(to);
+            board.attacks_to(king, !us, after).without(to).is_empty()
+        }
+        Move::EnPassant { from, to } => {
+            if pos.ep_square(EnPassantMode::Legal) != Some(to)
+                || board.piece_at(from) != Some(Role::Pawn.of(us))
+                || !attacks::pawn_attacks(us, from).contains(to)
+            {
+                return false;
+            }
+            let captured = Square::from_coords(to.file(), from.rank());
+            let after = occupied.without(from).without(captured).with(to);
+            board.attacks_to(king, !us, after).without(captured).is_empty()
+        }
+        Move::Castle { .. } => pos.is_legal(m),
+        Move::Put { .. } => false,
+    }
+}
+
+/// Whether a pawn of `us` on `from` can push to `to`, one square or two from its
+/// starting rank, over empty squares.
+fn pawn_push_reaches(us: Color, from: Square, to: Square, occupied: Bitboard) -> bool {
+    let forward = if us == Color::White { 8 } else { -8 };
+    let Some(one) = from.offset(forward) else {
+        return false;
+    };
+    if occupied.contains(one) {
+        return false;
+    }
+    if to == one {
+        return true;
+    }
+    let start = if us == Color::White { Rank::Second } else { Rank::Seventh };
+    from.rank() == start && one.offset(forward) == Some(to) && !occupied.contains(to)
+}
+
 /// Our pieces that stand alone between our king and one of their sliders.
 fn pinned(pos: &Chess, king: Square) -> Bitboard {
     let board = pos.board();
@@ -183,6 +258,44 @@ mod tests {
             walk_checks(&pos, 2, &mut checks, &mut moves);
         }
         assert!(moves > 100_000 && checks > 1_000, "{checks} checks in {moves} moves");
+    }
+
+    /// The same walk, two plies: every move of a position, of its parent and of its
+    /// grandparent (stored moves and killers come from nearby positions) is legal here
+    /// exactly when shakmaty says so, in check and out.
+    #[test]
+    fn is_legal_agrees_with_shakmaty() {
+        let extra = [
+            // En passant along a pinned rank, and in check by the pawn that may be taken.
+            "8/8/8/K2pP2r/8/8/8/7k w - d6 0 2",
+            "8/8/8/2k5/3Pp3/8/8/3K4 b - d3 0 1",
+            // Castling through and out of check, promotions by push and by capture.
+            "4k3/8/8/8/7b/5n2/8/R3K2R w KQ - 0 1",
+            "r3k2r/1P4P1/8/8/8/8/1p4p1/R3K2R w KQkq - 0 1",
+        ];
+        let mut compared = 0;
+        for pos in suite_positions(&extra) {
+            compare_legality(&pos, &[], 2, &mut compared);
+        }
+        assert!(compared > 500_000, "only {compared} comparisons");
+    }
+
+    fn compare_legality(pos: &Chess, nearby: &[Move], depth: u32, compared: &mut usize) {
+        let legal = pos.legal_moves();
+        for &m in legal.iter().chain(nearby) {
+            let fen = Fen::from_position(pos, EnPassantMode::Legal);
+            assert_eq!(is_legal(pos, m), pos.is_legal(m), "{fen} {m:?}");
+            *compared += 1;
+        }
+        if depth > 0 {
+            let mut near: Vec<Move> = legal.to_vec();
+            near.extend(nearby.iter().take(64));
+            for m in &legal {
+                let mut next = pos.clone();
+                next.play_unchecked(*m);
+                compare_legality(&next, &near, depth - 1, compared);
+            }
+        }
     }
 
     /// The starting positions of the perft suite, then `extra`.
