@@ -151,16 +151,21 @@ impl UciPlayer {
     fn wait_for(&mut self, word: &str) -> Result<String> {
         let mut line = String::new();
         loop {
-            line.clear();
-            let n = self
-                .output
-                .read_line(&mut line)
-                .with_context(|| format!("reading from {}", self.name))?;
-            ensure!(n > 0, "{} exited while Nue waited for '{word}'", self.name);
+            self.read_reply(&mut line, || format!("while Nue waited for '{word}'"))?;
             if line.split_ascii_whitespace().next() == Some(word) {
                 return Ok(line);
             }
         }
+    }
+
+    /// Reads the engine's next line into `line`; an engine that has exited is an error,
+    /// `when` (for example "during a search") saying when.
+    fn read_reply(&mut self, line: &mut String, when: impl FnOnce() -> String) -> Result<()> {
+        line.clear();
+        let n =
+            self.output.read_line(line).with_context(|| format!("reading from {}", self.name))?;
+        ensure!(n > 0, "{} exited {}", self.name, when());
+        Ok(())
     }
 }
 
@@ -204,12 +209,7 @@ impl Player for UciPlayer {
         let mut pv_text = String::new();
         let mut line = String::new();
         loop {
-            line.clear();
-            let n = self
-                .output
-                .read_line(&mut line)
-                .with_context(|| format!("reading from {}", self.name))?;
-            ensure!(n > 0, "{} exited during a search", self.name);
+            self.read_reply(&mut line, || "during a search".to_string())?;
             let mut words = line.split_ascii_whitespace();
             match words.next() {
                 Some("info") => {
@@ -301,6 +301,23 @@ fn parse_pv(pos: &Chess, text: &str) -> Vec<Move> {
 mod tests {
     use super::*;
     use crate::datagen::replay as game;
+
+    /// An engine that exits instead of answering is reported by name, with what Nue was
+    /// waiting for. (It reads `uci` first, so Nue's write cannot meet a closed pipe.)
+    #[test]
+    fn an_engine_that_exits_is_reported() {
+        use std::os::unix::fs::PermissionsExt;
+        let path = std::env::temp_dir().join(format!("nue-mute-engine-{}", std::process::id()));
+        std::fs::write(&path, "#!/bin/sh\nread line\n").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let result = UciPlayer::start(&path, &[], "go depth 1".into());
+        std::fs::remove_file(&path).unwrap();
+        let Err(e) = result else {
+            panic!("a script that only reads passed for a UCI engine");
+        };
+        let expected = format!("{} exited while Nue waited for 'uciok'", path.display());
+        assert_eq!(e.to_string(), expected);
+    }
 
     #[test]
     fn info_scores_are_read_and_bounds_skipped() {
