@@ -123,7 +123,7 @@ pub fn gives_check(pos: &Chess, m: Move) -> bool {
     (sliders & ours).any()
 }
 
-/// Whether `m`, a move made up from the board (a stored move, a killer), is legal in
+/// Whether `m`, a move made up from the board (a stored move), is legal in
 /// `pos`: the same answer as shakmaty's `is_legal`, without generating the moves that reach
 /// its target. The move is checked against the board (its piece, its capture, its path),
 /// then the king must stand unattacked after it. Castling is left to shakmaty.
@@ -165,7 +165,8 @@ pub fn is_legal(pos: &Chess, m: Move) -> bool {
             board.attacks_to(king, !us, after).without(to).is_empty()
         }
         Move::EnPassant { from, to } => {
-            if pos.ep_square(EnPassantMode::Legal) != Some(to)
+            // The pseudo-legal square suffices: the king's safety is checked below.
+            if pos.ep_square(EnPassantMode::PseudoLegal) != Some(to)
                 || board.piece_at(from) != Some(Role::Pawn.of(us))
                 || !attacks::pawn_attacks(us, from).contains(to)
             {
@@ -266,8 +267,10 @@ mod tests {
     #[test]
     fn is_legal_agrees_with_shakmaty() {
         let extra = [
-            // En passant along a pinned rank, and in check by the pawn that may be taken.
+            // En passant along a pinned rank, by either of two pawns (one pinned on a
+            // diagonal), and in check by the pawn that may be taken.
             "8/8/8/K2pP2r/8/8/8/7k w - d6 0 2",
+            "1b5k/8/8/3pPpP1/8/8/7K/8 w - f6 0 2",
             "8/8/8/2k5/3Pp3/8/8/3K4 b - d3 0 1",
             // Castling through and out of check, promotions by push and by capture.
             "4k3/8/8/8/7b/5n2/8/R3K2R w KQ - 0 1",
@@ -282,8 +285,13 @@ mod tests {
 
     fn compare_legality(pos: &Chess, nearby: &[Move], depth: u32, compared: &mut usize) {
         let legal = pos.legal_moves();
-        for &m in legal.iter().chain(nearby) {
-            let fen = Fen::from_position(pos, EnPassantMode::Legal);
+        let fen = Fen::from_position(pos, EnPassantMode::Legal);
+        // Every en passant capture a pawn could try, legal or not (a stored move may be one).
+        let en_passant = pos.ep_square(EnPassantMode::Always).into_iter().flat_map(|to| {
+            let pawns = pos.our(Role::Pawn) & attacks::pawn_attacks(!pos.turn(), to);
+            pawns.into_iter().map(move |from| Move::EnPassant { from, to })
+        });
+        for m in legal.iter().copied().chain(nearby.iter().copied()).chain(en_passant) {
             assert_eq!(is_legal(pos, m), pos.is_legal(m), "{fen} {m:?}");
             *compared += 1;
         }
