@@ -1,33 +1,56 @@
-//! Noisy-move generation for quiescence, whether a move gives check, and whether a move
-//! made up from the board is legal.
+//! Move generation out of check, whether a move gives check, and whether a move made up
+//! from the board is legal.
 //!
-//! shakmaty generates every legal move at once. Quiescence (when not in check) only
-//! wants the noisy ones, captures and queen promotions, which are a few out of thirty or
-//! more, so it generates them here from shakmaty's attack tables. The list is in the
-//! order `legal_moves` gives them (en passant, then pawns, knights, bishops, rooks,
-//! queens, king, each by origin and then target square), so the move picker breaks ties
-//! as it would after splitting the full list: the search is the same, node for node.
+//! shakmaty generates every legal move at once. Out of check the search wants the noisy
+//! moves first (captures and queen promotions, a few out of thirty or more) and the rest
+//! only if no capture cuts, and quiescence wants the noisy ones alone, so both lists are
+//! generated here from shakmaty's attack tables, in the order shakmaty's `legal_moves`
+//! gives them (en passant, then pawns, knights, bishops, rooks, queens, king and
+//! castling, each by origin and then target square): the move picker orders them as it
+//! would shakmaty's list, so the search is the same node for node.
 
 use shakmaty::{
-    attacks, Bitboard, Chess, Color, EnPassantMode, Move, MoveList, Position, Rank, Role, Square,
+    attacks, Bitboard, CastlingSide, Chess, Color, EnPassantMode, Move, MoveList, Position, Rank,
+    Role, Square,
 };
 
 const FILE_A: Bitboard = Bitboard(0x0101_0101_0101_0101);
 const FILE_H: Bitboard = Bitboard(0x8080_8080_8080_8080);
 
-/// The legal noisy moves (see [`super::movepick::is_noisy`]) of a position that is not in
-/// check, in `legal_moves` order.
-pub fn noisy_moves(pos: &Chess) -> MoveList {
-    debug_assert!(!pos.is_check(), "evasions come from legal_moves");
+/// Which moves [`noisy_moves`] and [`legal_moves`] generate.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Moves {
+    Noisy,
+    All,
+}
+
+/// Appends the legal noisy moves (see [`super::movepick::is_noisy`]) of a position that is
+/// not in check to `moves`, in `legal_moves` order.
+pub fn noisy_moves(pos: &Chess, moves: &mut MoveList) {
+    generate(pos, Moves::Noisy, moves);
+}
+
+/// Appends every legal move of a position that is not in check to `moves`: shakmaty's
+/// `legal_moves`, in its order.
+pub fn legal_moves(pos: &Chess, moves: &mut MoveList) {
+    generate(pos, Moves::All, moves);
+}
+
+fn generate(pos: &Chess, which: Moves, moves: &mut MoveList) {
+    debug_assert!(!pos.is_check(), "evasions come from shakmaty's legal_moves");
+    let all = which == Moves::All;
     let board = pos.board();
     let us = pos.turn();
     let them = pos.them();
     let occupied = board.occupied();
+    let targets = if all { !pos.us() } else { them };
     let king = board.king_of(us).expect("a legal position has a king");
     let pinned = pinned(pos, king);
     // A pinned piece may only move along the line through its king.
     let safe = |from, to| !pinned.contains(from) || attacks::aligned(from, to, king);
-    let mut moves = MoveList::new();
+    // Where a piece may go as far as pins are concerned: anywhere, or along its pin.
+    let pin_line =
+        |from| if pinned.contains(from) { attacks::ray(king, from) } else { Bitboard::FULL };
 
     if let Some(to) = pos.ep_square(EnPassantMode::PseudoLegal) {
         for from in board.pawns() & pos.us() & attacks::pawn_attacks(!us, to) {
@@ -43,53 +66,87 @@ pub fn noisy_moves(pos: &Chess) -> MoveList {
     // Pawn captures toward the a-file, then toward the h-file; each direction's plain
     // captures before its capturing promotions.
     let pawns = pos.our(Role::Pawn);
-    let (forward, west, east) = match us {
-        Color::White => (8, 7, 9),
-        Color::Black => (-8, -9, -7),
+    let (forward, west, east, double_rank) = match us {
+        Color::White => (8, 7, 9, Rank::Fourth),
+        Color::Black => (-8, -9, -7, Rank::Fifth),
     };
     for (offset, edge) in [(west, FILE_A), (east, FILE_H)] {
-        let targets = (pawns & !edge).shift(offset) & them;
-        for to in targets & !Bitboard::BACKRANKS {
+        let captures = (pawns & !edge).shift(offset) & them;
+        for to in captures & !Bitboard::BACKRANKS {
             let from = to.offset(-offset).expect("shifted from a square");
             if safe(from, to) {
                 moves.push(normal(pos, Role::Pawn, from, to, None));
             }
         }
-        for to in targets & Bitboard::BACKRANKS {
+        for to in captures & Bitboard::BACKRANKS {
             let from = to.offset(-offset).expect("shifted from a square");
             if safe(from, to) {
-                for promotion in [Role::Queen, Role::Rook, Role::Bishop, Role::Knight] {
+                for promotion in PROMOTIONS {
                     moves.push(normal(pos, Role::Pawn, from, to, Some(promotion)));
                 }
             }
         }
     }
-    // Promotions by a push: only the queen's is noisy.
-    for to in pawns.shift(forward) & !occupied & Bitboard::BACKRANKS {
+    // Pushes by one square, then the promotions among them (only the queen's is noisy),
+    // then pushes by two.
+    let single = pawns.shift(forward) & !occupied;
+    if all {
+        for to in single & !Bitboard::BACKRANKS {
+            let from = to.offset(-forward).expect("shifted from a square");
+            if safe(from, to) {
+                moves.push(quiet(Role::Pawn, from, to));
+            }
+        }
+    }
+    let promotions = if all { &PROMOTIONS[..] } else { &PROMOTIONS[..1] };
+    for to in single & Bitboard::BACKRANKS {
         let from = to.offset(-forward).expect("shifted from a square");
         if safe(from, to) {
-            moves.push(normal(pos, Role::Pawn, from, to, Some(Role::Queen)));
+            for &promotion in promotions {
+                let capture = None;
+                let promotion = Some(promotion);
+                moves.push(Move::Normal { role: Role::Pawn, from, capture, to, promotion });
+            }
+        }
+    }
+    if all {
+        for to in single.shift(forward) & !occupied & Bitboard::from_rank(double_rank) {
+            let from = to.offset(-2 * forward).expect("shifted from a square");
+            if safe(from, to) {
+                moves.push(quiet(Role::Pawn, from, to));
+            }
         }
     }
 
     for role in [Role::Knight, Role::Bishop, Role::Rook, Role::Queen] {
         for from in pos.our(role) {
-            let reach = attacks::attacks(from, role.of(us), occupied);
-            for to in reach & them {
-                if safe(from, to) {
-                    moves.push(normal(pos, role, from, to, None));
-                }
+            let reach = attacks::attacks(from, role.of(us), occupied) & pin_line(from);
+            for to in reach & targets {
+                moves.push(normal(pos, role, from, to, None));
             }
         }
     }
     // Not in check, so no slider sees through the king: a target is safe for it when
     // nothing of theirs attacks that square as the board stands.
-    for to in attacks::king_attacks(king) & them {
+    for to in attacks::king_attacks(king) & targets {
         if board.attacks_to(to, !us, occupied).is_empty() {
             moves.push(normal(pos, Role::King, king, to, None));
         }
     }
-    moves
+    if all {
+        for side in [CastlingSide::KingSide, CastlingSide::QueenSide] {
+            if pos.castles().has(us, side) {
+                moves.extend(pos.castling_moves(side));
+            }
+        }
+    }
+}
+
+/// Promotion pieces in the order shakmaty generates them.
+const PROMOTIONS: [Role; 4] = [Role::Queen, Role::Rook, Role::Bishop, Role::Knight];
+
+fn quiet(role: Role, from: Square, to: Square) -> Move {
+    Move::Normal { role, from, capture: None, to, promotion: None }
 }
 
 fn normal(pos: &Chess, role: Role, from: Square, to: Square, promotion: Option<Role>) -> Move {
@@ -220,8 +277,9 @@ mod tests {
     use shakmaty::{fen::Fen, CastlingMode};
 
     /// Every position within three plies of the perft suites' starting positions (and a
-    /// few with en passant pins and promotions): the noisy moves are those of
-    /// `legal_moves`, in the same order.
+    /// few with en passant pins, promotions and castling) out of check: the noisy moves are
+    /// those of shakmaty's `legal_moves`, in the same order, and our `legal_moves` is
+    /// shakmaty's, move for move.
     #[test]
     fn same_moves_same_order_as_legal_moves() {
         let extra = [
@@ -233,6 +291,12 @@ mod tests {
             // Pushes and captures onto the last rank, for both sides.
             "r3k2r/1P4P1/8/8/8/8/1p4p1/R3K2R w KQkq - 0 1",
             "r3k2r/1P4P1/8/8/8/8/1p4p1/R3K2R b KQkq - 0 1",
+            // Castling with one side's path attacked, a pinned pawn that may push along
+            // its pin but not off it, and a pinned knight.
+            "r3k2r/8/8/8/8/8/5b2/R3K2R w KQkq - 0 1",
+            "4k3/4r3/8/8/8/8/4P3/4K3 w - - 0 1",
+            "4k3/8/8/b7/8/8/3P4/4K3 w - - 0 1",
+            "4k3/8/8/8/4q3/8/4N3/4K3 w - - 0 1",
         ];
         let mut checked = 0;
         for pos in suite_positions(&extra) {
@@ -333,9 +397,14 @@ mod tests {
         let legal = pos.legal_moves();
         let mut checked = 0;
         if !pos.is_check() {
-            let expected: Vec<Move> = legal.iter().copied().filter(|&m| is_noisy(m)).collect();
+            let noisy: Vec<Move> = legal.iter().copied().filter(|&m| is_noisy(m)).collect();
             let fen = Fen::from_position(pos, EnPassantMode::Legal);
-            assert_eq!(noisy_moves(pos).to_vec(), expected, "{fen}");
+            let mut moves = MoveList::new();
+            noisy_moves(pos, &mut moves);
+            assert_eq!(moves.to_vec(), noisy, "{fen}");
+            moves.clear();
+            legal_moves(pos, &mut moves);
+            assert_eq!(moves, legal, "{fen}");
             checked += 1;
         }
         if depth > 0 {
