@@ -13,7 +13,8 @@ use nue::{
 use shakmaty::{CastlingMode, Color, Position};
 
 fn kernels() -> Vec<Simd> {
-    let mut all = Vec::from_iter(Simd::avx2());
+    let mut all = Vec::from_iter(Simd::vnni());
+    all.extend(Simd::avx2());
     all.push(Simd::scalar());
     all
 }

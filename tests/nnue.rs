@@ -32,6 +32,7 @@ fn avx2() -> Option<Simd> {
 fn kernels() -> Vec<Simd> {
     let mut all = vec![Simd::scalar()];
     all.extend(avx2());
+    all.extend(Simd::vnni());
     all
 }
 
@@ -301,6 +302,41 @@ fn avx2_matches_scalar_on_random_inputs() {
     avx2.affine_l1(&x, &w, false, &[0; 32], &mut y2);
     assert_eq!(y1, [-127 * 128 * 512; 32]);
     assert_eq!(y1, y2);
+}
+
+/// The AVX-512 VNNI first layer against the scalar one: random inputs of the full u8
+/// range with random weights of the full i8 range (no bound applies to it), and the
+/// extreme corners.
+#[test]
+fn vnni_matches_scalar_on_random_inputs() {
+    let Some(vnni) = Simd::vnni() else {
+        assert!(
+            std::env::var_os("NUE_REQUIRE_VNNI").is_none(),
+            "NUE_REQUIRE_VNNI is set, but the AVX-512 VNNI kernel was not selected"
+        );
+        eprintln!("SKIPPED vnni_matches_scalar_on_random_inputs: no AVX-512 VNNI here");
+        return;
+    };
+    let scalar = Simd::scalar();
+    let mut rng = Rng::new(2);
+    let (mut y1, mut y2) = ([0i32; 32], [0i32; 32]);
+    for _ in 0..2000 {
+        let mut x = [0u8; 512];
+        x.iter_mut().for_each(|x| *x = rng.next_u64() as u8);
+        let mut w = [0i8; 32 * 512];
+        w.iter_mut().for_each(|w| *w = rng.next_u64() as i8);
+        let bias: [i32; 32] = std::array::from_fn(|_| (rng.next_u64() % 100_000) as i32 - 50_000);
+        scalar.affine_l1(&x, &w, false, &bias, &mut y1);
+        vnni.affine_l1(&x, &w, false, &bias, &mut y2);
+        assert_eq!(y1, y2);
+    }
+    for (x, w) in [(255u8, -128i8), (255, 127), (127, -128)] {
+        let (x, w) = ([x; 512], [w; 32 * 512]);
+        scalar.affine_l1(&x, &w, false, &[0; 32], &mut y1);
+        vnni.affine_l1(&x, &w, true, &[0; 32], &mut y2);
+        assert_eq!(y1, [i32::from(x[0]) * i32::from(w[0]) * 512; 32]);
+        assert_eq!(y1, y2);
+    }
 }
 
 /// The paired first-layer kernel adds four products in 16 bits. At the bound that

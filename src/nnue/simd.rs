@@ -1,13 +1,14 @@
 //! The integer kernels of the evaluation, in two interchangeable versions.
 //!
 //! Every kernel has a scalar version, which is the specification (spec §4–§6) written out,
-//! and an AVX2 version that computes exactly the same numbers. [`Simd`] picks one at run
-//! time: a value that selects AVX2 can only be made after `is_x86_feature_detected!`
-//! confirmed the instructions, so one binary runs on every x86-64 machine.
+//! and an AVX2 version that computes exactly the same numbers; the first hidden layer has
+//! a third, with AVX-512 VNNI. [`Simd`] picks a set at run time: a value that selects
+//! AVX2 or VNNI can only be made after `is_x86_feature_detected!` confirmed the
+//! instructions, so one binary runs on every x86-64 machine.
 //!
-//! This module is the only place in the crate with `unsafe` code: the AVX2 functions carry
-//! `#[target_feature]`, and the raw pointer loads and stores they use stay inside
-//! fixed-size arrays, as each `// SAFETY:` comment explains.
+//! This module is the only place in the crate with `unsafe` code: the AVX2 and AVX-512
+//! functions carry `#[target_feature]`, and the raw pointer loads and stores they use stay
+//! inside fixed-size arrays, as each `// SAFETY:` comment explains.
 
 use std::sync::OnceLock;
 
@@ -18,12 +19,15 @@ pub const L1_IN: usize = 2 * HALF;
 /// Width of each hidden layer.
 pub const HIDDEN: usize = 32;
 
-/// The kernel set in use: scalar, or AVX2 where the processor has it.
+/// The kernel set in use: scalar, AVX2 where the processor has it, or AVX2 with an
+/// AVX-512 VNNI first layer where it has that too.
 ///
-/// The field is private so that safe code cannot claim AVX2 on a machine without it.
+/// The fields are private so that safe code cannot claim instructions a machine lacks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Simd {
     avx2: bool,
+    /// Implies `avx2`.
+    vnni: bool,
 }
 
 impl Default for Simd {
@@ -36,29 +40,41 @@ impl Simd {
     /// The fastest kernel set this processor supports (detected once, then cached).
     pub fn detect() -> Simd {
         static BEST: OnceLock<Simd> = OnceLock::new();
-        *BEST.get_or_init(|| Simd::avx2().unwrap_or(Simd::scalar()))
+        *BEST.get_or_init(|| Simd::vnni().or(Simd::avx2()).unwrap_or(Simd::scalar()))
     }
 
     /// The portable scalar kernels.
     pub const fn scalar() -> Simd {
-        Simd { avx2: false }
+        Simd { avx2: false, vnni: false }
     }
 
     /// The AVX2 kernels, if this processor supports them.
     pub fn avx2() -> Option<Simd> {
         #[cfg(target_arch = "x86_64")]
         if is_x86_feature_detected!("avx2") {
-            return Some(Simd { avx2: true });
+            return Some(Simd { avx2: true, vnni: false });
+        }
+        None
+    }
+
+    /// The AVX2 kernels with an AVX-512 VNNI first layer, if this processor supports both.
+    pub fn vnni() -> Option<Simd> {
+        #[cfg(target_arch = "x86_64")]
+        if is_x86_feature_detected!("avx2")
+            && is_x86_feature_detected!("avx512f")
+            && is_x86_feature_detected!("avx512vnni")
+        {
+            return Some(Simd { avx2: true, vnni: true });
         }
         None
     }
 
     /// Short name for logs and benchmarks.
     pub fn name(self) -> &'static str {
-        if self.avx2 {
-            "avx2"
-        } else {
-            "scalar"
+        match (self.avx2, self.vnni) {
+            (_, true) => "avx512-vnni",
+            (true, false) => "avx2",
+            (false, false) => "scalar",
         }
     }
 
@@ -108,7 +124,8 @@ impl Simd {
     ///
     /// `paired` says that [`l1_pairs_fit`] holds for `w`: the AVX2 kernel may then add two
     /// byte-product pair sums in 16 bits before widening, which saves a quarter of its
-    /// multiplies. With `paired` false every weight matrix is computed exactly.
+    /// multiplies. With `paired` false every weight matrix is computed exactly. The VNNI
+    /// kernel is exact for every weight matrix and ignores it.
     #[inline]
     pub fn affine_l1(
         self,
@@ -118,6 +135,13 @@ impl Simd {
         bias: &[i32; HIDDEN],
         out: &mut [i32; HIDDEN],
     ) {
+        #[cfg(target_arch = "x86_64")]
+        if self.vnni {
+            // SAFETY: `self.vnni` is true only for values made by `Simd::vnni`, which checked
+            // that this processor supports AVX2, AVX-512F and AVX-512 VNNI.
+            unsafe { avx512::affine::<L1_IN, { HIDDEN * L1_IN }>(x, w, bias, out) };
+            return;
+        }
         #[cfg(target_arch = "x86_64")]
         if self.avx2 {
             // SAFETY: AVX2 was detected when `self` was made (see `update`).
@@ -356,7 +380,7 @@ mod avx2 {
     /// The processor must support AVX2, and `o + 4 <= HIDDEN`.
     #[target_feature(enable = "avx2")]
     #[inline]
-    unsafe fn store_sums(
+    pub(super) unsafe fn store_sums(
         sums: [__m256i; 4],
         bias: &[i32; HIDDEN],
         out: &mut [i32; HIDDEN],
@@ -411,6 +435,52 @@ mod avx2 {
             }
             // SAFETY: AVX2 is enabled here, and `o + 4 <= HIDDEN`.
             unsafe { store_sums(sums, bias, out, o) };
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx512 {
+    use std::arch::x86_64::*;
+
+    use super::*;
+
+    /// `out = bias + W·x` with u8 inputs and i8 weights: `vpdpbusd` multiplies unsigned by
+    /// signed bytes and adds each group of four products to an i32 lane without
+    /// saturating, so the result is the exact integer dot product (spec §6) for any
+    /// weights: four products are at most 4·255·128 in magnitude and a row's sum stays far
+    /// inside i32.
+    ///
+    /// # Safety
+    /// The processor must support AVX2, AVX-512F and AVX-512 VNNI. `IN` must be a multiple
+    /// of 64 and `W == 32 * IN`.
+    #[target_feature(enable = "avx2,avx512f,avx512vnni")]
+    pub unsafe fn affine<const IN: usize, const W: usize>(
+        x: &[u8; IN],
+        w: &[i8; W],
+        bias: &[i32; HIDDEN],
+        out: &mut [i32; HIDDEN],
+    ) {
+        const { assert!(IN.is_multiple_of(64) && W == HIDDEN * IN) };
+        for o in (0..HIDDEN).step_by(4) {
+            let mut sums = [_mm512_setzero_si512(); 4];
+            for c in (0..IN).step_by(64) {
+                // SAFETY: `c + 64 <= IN`, so the input load stays in `x`; `(o + k) * IN + c + 64
+                // <= HIDDEN * IN = W` for k < 4, so each weight load stays in `w`. Unaligned.
+                unsafe {
+                    let xv = _mm512_loadu_si512(x.as_ptr().add(c).cast());
+                    for (k, s) in sums.iter_mut().enumerate() {
+                        let wv = _mm512_loadu_si512(w.as_ptr().add((o + k) * IN + c).cast());
+                        *s = _mm512_dpbusd_epi32(*s, xv, wv);
+                    }
+                }
+            }
+            // Fold each register's two 256-bit halves, then sum as the AVX2 kernel does.
+            let halves = sums.map(|s| {
+                _mm256_add_epi32(_mm512_castsi512_si256(s), _mm512_extracti64x4_epi64::<1>(s))
+            });
+            // SAFETY: AVX2 is enabled here, and `o + 4 <= HIDDEN`.
+            unsafe { avx2::store_sums(halves, bias, out, o) };
         }
     }
 }
