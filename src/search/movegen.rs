@@ -46,11 +46,11 @@ fn generate(pos: &Chess, which: Moves, moves: &mut MoveList) {
     let targets = if all { !pos.us() } else { them };
     let king = board.king_of(us).expect("a legal position has a king");
     let pinned = pinned(pos, king);
-    // A pinned piece may only move along the line through its king.
-    let safe = |from, to| !pinned.contains(from) || attacks::aligned(from, to, king);
-    // Where a piece may go as far as pins are concerned: anywhere, or along its pin.
+    // Where a piece may go as far as pins are concerned: anywhere, or along the line
+    // through its king.
     let pin_line =
         |from| if pinned.contains(from) { attacks::ray(king, from) } else { Bitboard::FULL };
+    let safe = |from, to| pin_line(from).contains(to);
 
     if let Some(to) = pos.ep_square(EnPassantMode::PseudoLegal) {
         for from in board.pawns() & pos.us() & attacks::pawn_attacks(!us, to) {
@@ -94,7 +94,7 @@ fn generate(pos: &Chess, which: Moves, moves: &mut MoveList) {
         for to in single & !Bitboard::BACKRANKS {
             let from = to.offset(-forward).expect("shifted from a square");
             if safe(from, to) {
-                moves.push(quiet(Role::Pawn, from, to));
+                moves.push(quiet(Role::Pawn, from, to, None));
             }
         }
     }
@@ -103,9 +103,7 @@ fn generate(pos: &Chess, which: Moves, moves: &mut MoveList) {
         let from = to.offset(-forward).expect("shifted from a square");
         if safe(from, to) {
             for &promotion in promotions {
-                let capture = None;
-                let promotion = Some(promotion);
-                moves.push(Move::Normal { role: Role::Pawn, from, capture, to, promotion });
+                moves.push(quiet(Role::Pawn, from, to, Some(promotion)));
             }
         }
     }
@@ -113,7 +111,7 @@ fn generate(pos: &Chess, which: Moves, moves: &mut MoveList) {
         for to in single.shift(forward) & !occupied & Bitboard::from_rank(double_rank) {
             let from = to.offset(-2 * forward).expect("shifted from a square");
             if safe(from, to) {
-                moves.push(quiet(Role::Pawn, from, to));
+                moves.push(quiet(Role::Pawn, from, to, None));
             }
         }
     }
@@ -145,8 +143,9 @@ fn generate(pos: &Chess, which: Moves, moves: &mut MoveList) {
 /// Promotion pieces in the order shakmaty generates them.
 const PROMOTIONS: [Role; 4] = [Role::Queen, Role::Rook, Role::Bishop, Role::Knight];
 
-fn quiet(role: Role, from: Square, to: Square) -> Move {
-    Move::Normal { role, from, capture: None, to, promotion: None }
+/// A move to an empty square.
+fn quiet(role: Role, from: Square, to: Square, promotion: Option<Role>) -> Move {
+    Move::Normal { role, from, capture: None, to, promotion }
 }
 
 fn normal(pos: &Chess, role: Role, from: Square, to: Square, promotion: Option<Role>) -> Move {

@@ -314,6 +314,10 @@ mod tests {
     use super::*;
     use shakmaty::{fen::Fen, CastlingMode};
 
+    fn position(fen: &str) -> Chess {
+        fen.parse::<Fen>().unwrap().into_position(CastlingMode::Standard).unwrap()
+    }
+
     /// Staged generation leaves the moves as generating them all at once and splitting
     /// them would: the noisy ones in generation order, then the quiet ones in the order the
     /// split's swaps leave them (equal-scored quiets are tried in it).
@@ -328,8 +332,7 @@ mod tests {
         ];
         let hist = Histories::default();
         for fen in fens {
-            let pos: Chess =
-                fen.parse::<Fen>().unwrap().into_position(CastlingMode::Standard).unwrap();
+            let pos = position(fen);
             let mut expected = pos.legal_moves();
             let noisy = split(&mut expected);
             let mut picker = MovePicker::new(&pos, OrderingHints::default(), &hist, true);
@@ -354,12 +357,9 @@ mod tests {
             "r3k2r/8/8/8/4q3/8/8/R3K2R w KQkq - 0 1",
         ];
         let hist = Histories::default();
-        let parse = |fen: &str| -> Chess {
-            fen.parse::<Fen>().unwrap().into_position(CastlingMode::Standard).unwrap()
-        };
         for (i, fen) in fens.iter().enumerate() {
-            let pos = parse(fen);
-            let other = parse(fens[(i + 1) % fens.len()]);
+            let pos = position(fen);
+            let other = position(fens[(i + 1) % fens.len()]);
             let legal = pos.legal_moves();
             let quiet: Vec<Move> = legal.iter().copied().filter(|&m| !is_noisy(m)).collect();
             let elsewhere: Vec<Move> =
