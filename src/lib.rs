@@ -15,7 +15,7 @@
 //!   [`chain`]s, from random openings or a [`book`].
 //! - [`train`]: the CPU trainer and quantiser (`nue train`).
 //! - [`plot`]: training curves and the nets' history as SVG (`nue plot`).
-//! - [`bench`], [`perft`], [`tools`]: the `bench`, `perft` and `eval` subcommands.
+//! - [`bench`](mod@bench), [`perft`], [`tools`]: the `bench`, `perft` and `eval` subcommands.
 //! - [`rng`]: the seedable generator behind shuffling and training.
 #![deny(clippy::undocumented_unsafe_blocks)]
 

@@ -183,7 +183,7 @@ fn game_ply(pos: &Chess) -> usize {
 
 /// Plays game number `index`. Returns `None` when `abandon` says to stop first. With a
 /// `tree_rate` above 0, that share of the searched moves also gives a position from
-/// inside its search's tree ([`tree_candidate`]). They are searched ([`label`]) once
+/// inside its search's tree (`tree_candidate`). They are searched (`label`) once
 /// the game is over, those it went through itself left out (the line was predicted
 /// right: the chain has them already), so no search is spent on them and the game is
 /// the one played without them (the labelling searches come after it, with the

@@ -21,7 +21,7 @@
 //!
 //! The hidden layers keep their weights input-major (`w[i][o]`) so that a zero input, which
 //! half of them are after the clamp, is skipped in both directions. Every vector is a
-//! `[f32; 32]`, which LLVM keeps in registers and vectorises (see [`super::simd`]).
+//! `[f32; 32]`, which LLVM keeps in registers and vectorises (see the `simd` module).
 
 // Lane loops index several arrays in lockstep; iterator chains would hide that.
 #![allow(clippy::needless_range_loop)]
