@@ -8,7 +8,7 @@
 # /usr/games/stockfish (it gets the same Threads, Hash and Ponder). Defaults: 200 games
 # at 1+0.01, concurrency 1. Writes runs/soak/NAME.{log,pgn,rss.tsv} and prints the
 # anomalies cutechess-cli reported (time losses, illegal moves, crashes, warnings) and the
-# memory of each engine process at the first and the last sample.
+# memory of each engine process at the first sample, its peak and the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 name=$1 nue=$2
@@ -55,14 +55,18 @@ grep -iE 'on time|illegal|disconnect|crash|stall|warning|error' "$out/$name.log"
     sort | uniq -c || echo "  none"
 echo "results:"
 grep -oE '\{[^}]*\}$' "$out/$name.log" | sort | uniq -c | sort -rn
-echo "resident memory, each process's first sample after the first game and its last:"
+echo "resident memory, each process's first sample after the first game, its peak and its last"
+echo "sample but one (the very last can catch it exiting, its memory half freed):"
 awk -F'\t' 'NR > 1 && $2 >= 1 {
         if (!($3 in first)) { first[$3] = $5; t0[$3] = $1; cmd[$3] = $4 }
-        last[$3] = $5; t1[$3] = $1
+        if ($5 > peak[$3]) peak[$3] = $5
+        last[$3] = prev[$3]; t1[$3] = prevt[$3]
+        prev[$3] = $5; prevt[$3] = $1
     }
     END {
         for (p in first) {
-            printf "  %s (pid %s): %d KiB at %d s, %d KiB at %d s (%+.1f %%)\n",
-                cmd[p], p, first[p], t0[p], last[p], t1[p], 100 * (last[p] - first[p]) / first[p]
+            printf "  %s (pid %s): %d KiB at %d s, peak %d KiB, %d KiB at %d s (%+.1f %%)\n",
+                cmd[p], p, first[p], t0[p], peak[p], last[p], t1[p],
+                100 * (last[p] - first[p]) / first[p]
         }
     }' "$out/$name.rss.tsv"
