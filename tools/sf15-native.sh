@@ -15,15 +15,16 @@ set -euo pipefail
 src=$(realpath "$1")/src
 arch=${2:-x86-64-bmi2}
 debian=${STOCKFISH:-/usr/games/stockfish}
-net=nn-ad9b42354671.nnue
-size=47001499
+hash=ad9b42354671 size=47001499
+net=nn-$hash.nnue
+is_net() { sha256sum "$1" 2>/dev/null | grep -q "^$hash"; }
 
-if ! sha256sum "$src/$net" 2>/dev/null | grep -q "^ad9b42354671"; then
-    marker=$(grep -m 1 -obUa "Network trained with" "$debian" | cut -d: -f1)
+if ! is_net "$src/$net"; then
+    marker=$(grep -m 1 -obUa "Network trained with" "$debian" | cut -d: -f1 || true)
     [ -n "$marker" ] || { echo "no net found in $debian" >&2; exit 1; }
     dd if="$debian" of="$src/$net" bs=1M iflag=skip_bytes,count_bytes \
         skip=$((marker - 12)) count="$size" status=none
-    sha256sum "$src/$net" | grep -q "^ad9b42354671" ||
+    is_net "$src/$net" ||
         { echo "the bytes cut from $debian are not $net" >&2; rm -f "$src/$net"; exit 1; }
 fi
 
