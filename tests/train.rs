@@ -50,6 +50,7 @@ fn args(data: PathBuf, out: &Path, epochs: usize) -> TrainArgs {
         lr: 2e-3,
         final_lr: 0.1,
         lambda: 0.75,
+        validation_lambda: None,
         scale: None,
         validation: 2000,
         validation_data: Vec::new(),
@@ -225,6 +226,35 @@ fn a_validation_file_gives_every_run_the_same_held_out_games() {
     // Nothing to validate is a clear error.
     let err = train::run(&TrainArgs { validate_only: true, ..with_file("none") }).unwrap_err();
     assert!(format!("{err:#}").contains("--validate-only needs a net"), "{err:#}");
+}
+
+#[test]
+fn the_validation_loss_is_reported_at_the_validation_lambda() {
+    let dir = TempDir::new("validation-lambda");
+    let data = sample_data(&dir, 4_000);
+    let start = dir.join("start.nnue");
+    std::fs::write(&start, nue::nnue::default_network().to_bytes()).unwrap();
+    let run = |out: &str, lambda: f32, validation_lambda: Option<f32>, validate_only: bool| {
+        train::run(&TrainArgs {
+            init: Some(start.clone()),
+            lr: 0.0,
+            lambda,
+            validation_lambda,
+            validate_only,
+            scale: Some(400.0),
+            ..args(data.clone(), &dir.join(out), 1)
+        })
+    };
+    let at_one = run("one", 1.0, None, true).unwrap().validation_loss;
+    let at_half = run("half", 0.5, None, true).unwrap().validation_loss;
+    assert_ne!(at_one, at_half, "λ changed nothing, so this test could not fail");
+    // A run at λ 0.5 (the net left as it was by a zero learning rate) reports the loss at
+    // the validation λ, both when training and when only validating.
+    assert_eq!(run("trained", 0.5, Some(1.0), false).unwrap().validation_loss, at_one);
+    assert_eq!(run("checked", 0.5, Some(1.0), true).unwrap().validation_loss, at_one);
+
+    let err = run("bad", 0.5, Some(1.5), true).unwrap_err();
+    assert!(format!("{err:#}").contains("--validation-lambda"), "{err:#}");
 }
 
 #[test]

@@ -65,6 +65,10 @@ pub struct TrainArgs {
     /// Target blend: 1.0 trains on search scores only, 0.0 on game results only.
     #[arg(long, default_value_t = 0.75)]
     pub lambda: f32,
+    /// The λ of the reported validation loss (default: `--lambda`). Runs trained at
+    /// different λ compare by their logs only when they validate at the same one.
+    #[arg(long)]
+    pub validation_lambda: Option<f32>,
     /// Train on |σ(eval/scale) − target|^P instead of the cross-entropy (P > 1; 2.5 is
     /// nnue-pytorch's choice). The validation loss is reported as cross-entropy either
     /// way, so runs compare; the train loss is the objective's.
@@ -136,6 +140,8 @@ pub fn run(args: &TrainArgs) -> Result<TrainReport> {
     ensure!(args.epochs > 0, "--epochs must be at least 1");
     ensure!(args.batch_size > 0, "--batch-size must be at least 1");
     ensure!((0.0..=1.0).contains(&args.lambda), "--lambda must lie in 0..=1");
+    let validation_lambda = args.validation_lambda.unwrap_or(args.lambda);
+    ensure!((0.0..=1.0).contains(&validation_lambda), "--validation-lambda must lie in 0..=1");
     let objective = match args.loss_power {
         None => Objective::CrossEntropy,
         Some(p) if p > 1.0 && p <= 8.0 => Objective::Power(p),
@@ -215,8 +221,8 @@ pub fn run(args: &TrainArgs) -> Result<TrainReport> {
 
     let validation_batch = Batch::new(validation);
     if args.validate_only {
-        let validation_loss = model.loss(&validation_batch, args.lambda, scale).mean();
-        eprintln!("validation loss {validation_loss:.6} (λ {}, scale {scale:.1})", args.lambda);
+        let validation_loss = model.loss(&validation_batch, validation_lambda, scale).mean();
+        eprintln!("validation loss {validation_loss:.6} (λ {validation_lambda}, scale {scale:.1})");
         let net = model.quantize();
         let quantization_error =
             quantization_error(&model, &net, &validation[..validation.len().min(20_000)]);
@@ -261,7 +267,7 @@ pub fn run(args: &TrainArgs) -> Result<TrainReport> {
         }
         bar.finish_and_clear();
         let seconds = start.elapsed().as_secs_f64();
-        validation_loss = model.loss(&validation_batch, args.lambda, scale).mean();
+        validation_loss = model.loss(&validation_batch, validation_lambda, scale).mean();
         let speed = training.len() as f64 / seconds;
         eprintln!(
             "epoch {:>3}/{}: train loss {:.5}, validation loss {:.5}, lr {:.2e}, {:.0} s, {:.0} positions/s",
