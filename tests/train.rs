@@ -251,6 +251,12 @@ fn the_validation_loss_is_reported_at_the_validation_lambda() {
     // A run at λ 0.5 (the net left as it was by a zero learning rate) reports the loss at
     // the validation λ, both when training and when only validating.
     assert_eq!(run("trained", 0.5, Some(1.0), false).unwrap().validation_loss, at_one);
+    // The log says at which λ its validation column was taken.
+    let log = std::fs::read_to_string(dir.join("trained").join("run").join("log.tsv")).unwrap();
+    let column = |line: &str| line.rsplit('\t').next().unwrap().to_string();
+    let lines: Vec<&str> = log.lines().collect();
+    assert_eq!(column(lines[0]), "validation_lambda", "{log}");
+    assert_eq!(column(lines[1]), "1", "{log}");
     assert_eq!(run("checked", 0.5, Some(1.0), true).unwrap().validation_loss, at_one);
 
     let err = run("bad", 0.5, Some(1.5), true).unwrap_err();

@@ -235,7 +235,10 @@ pub fn run(args: &TrainArgs) -> Result<TrainReport> {
     let mut log =
         std::fs::OpenOptions::new().create(true).append(true).open(args.out.join("log.tsv"))?;
     if first_epoch == 0 {
-        writeln!(log, "epoch\ttrain_loss\tvalidation_loss\tlr\tseconds\tpositions_per_second")?;
+        writeln!(
+            log,
+            "epoch\ttrain_loss\tvalidation_loss\tlr\tseconds\tpositions_per_second\tvalidation_lambda"
+        )?;
     }
     let mut validation_loss = f64::NAN;
     let last_epoch = args.stop_after.unwrap_or(args.epochs).min(args.epochs);
@@ -271,24 +274,26 @@ pub fn run(args: &TrainArgs) -> Result<TrainReport> {
         validation_loss = model.loss(&validation_batch, validation_lambda, scale).mean();
         let speed = training.len() as f64 / seconds;
         eprintln!(
-            "epoch {:>3}/{}: train loss {:.5}, validation loss {:.5}, lr {:.2e}, {:.0} s, {:.0} positions/s",
+            "epoch {:>3}/{}: train loss {:.5}, validation loss {:.5} (λ {}), lr {:.2e}, {:.0} s, {:.0} positions/s",
             epoch + 1,
             args.epochs,
             epoch_loss.mean(),
             validation_loss,
+            validation_lambda,
             lr,
             seconds,
             speed
         );
         writeln!(
             log,
-            "{}\t{:.6}\t{:.6}\t{:.3e}\t{:.1}\t{:.0}",
+            "{}\t{:.6}\t{:.6}\t{:.3e}\t{:.1}\t{:.0}\t{}",
             epoch + 1,
             epoch_loss.mean(),
             validation_loss,
             lr,
             seconds,
-            speed
+            speed,
+            validation_lambda
         )?;
         // The curves so far, beside the log (a picture is not worth stopping a run for).
         let drawn = crate::plot::read_training_log(&args.out.join("log.tsv")).and_then(|log| {
