@@ -252,11 +252,9 @@ fn the_validation_loss_is_reported_at_the_validation_lambda() {
     // the validation λ, both when training and when only validating.
     assert_eq!(run("trained", 0.5, Some(1.0), false).unwrap().validation_loss, at_one);
     // The log says at which λ its validation column was taken.
-    let log = std::fs::read_to_string(dir.join("trained").join("run").join("log.tsv")).unwrap();
-    let column = |line: &str| line.rsplit('\t').next().unwrap().to_string();
-    let lines: Vec<&str> = log.lines().collect();
-    assert_eq!(column(lines[0]), "validation_lambda", "{log}");
-    assert_eq!(column(lines[1]), "1", "{log}");
+    let log = std::fs::read_to_string(dir.join("trained/run/log.tsv")).unwrap();
+    let last_column: Vec<&str> = log.lines().map(|l| l.rsplit('\t').next().unwrap()).collect();
+    assert_eq!(last_column, ["validation_lambda", "1"], "{log}");
     assert_eq!(run("checked", 0.5, Some(1.0), true).unwrap().validation_loss, at_one);
 
     let err = run("bad", 0.5, Some(1.5), true).unwrap_err();
