@@ -1,7 +1,7 @@
 //! The `nue` binary: with no arguments it speaks UCI on stdin/stdout; otherwise it runs
 //! one of the subcommands below.
 
-use std::{path::PathBuf, process::ExitCode};
+use std::{io::Write, path::PathBuf, process::ExitCode};
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
@@ -52,6 +52,14 @@ enum Command {
     /// (`name, int, value, min, max, c_end, r_end`); the engine tuned must be built with
     /// `--features tune`, which makes each parameter a UCI option.
     Spsa,
+    /// Opening positions for data generation, as OpenBench asks for them:
+    /// `genfens N seed S book <path|None> [plies=N] [bound=CP] [nodes=N]`, each printed as
+    /// `info string genfens <FEN>` (see `nue::datagen::genfens`).
+    Genfens {
+        /// `N seed S book <path|None>` and the optional extra words.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
+        words: Vec<String>,
+    },
     /// Speak UCI (the same as running without a subcommand).
     Uci,
 }
@@ -80,8 +88,27 @@ enum Plot {
     },
 }
 
+/// The command line as words. OpenBench passes a command and its arguments as one
+/// argument, followed by `quit` (`./engine "genfens 8 seed 1 book None" "quit"`), as a
+/// UCI engine would read them from its input: such a line is split into its words, and a
+/// closing `quit` dropped.
+fn command_words() -> Vec<String> {
+    let mut args: Vec<String> = std::env::args().collect();
+    if args.iter().skip(1).any(|a| a.contains(char::is_whitespace)) {
+        let words = args
+            .split_off(1)
+            .into_iter()
+            .flat_map(|a| a.split_whitespace().map(str::to_string).collect::<Vec<_>>());
+        args.extend(words);
+        if args.len() > 2 && args.last().is_some_and(|w| w == "quit") {
+            args.pop();
+        }
+    }
+    args
+}
+
 fn main() -> ExitCode {
-    match run(Cli::parse()) {
+    match run(Cli::parse_from(command_words())) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
@@ -93,6 +120,13 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
         None | Some(Command::Uci) => nue::uci::run(),
+        Some(Command::Genfens { words }) => {
+            let args = nue::datagen::genfens::GenfensArgs::parse(&words)?;
+            let mut out = std::io::stdout().lock();
+            nue::datagen::genfens::run(&args, &mut |fen| {
+                let _ = writeln!(out, "info string genfens {fen}");
+            })
+        }
         Some(Command::Bench { depth }) => {
             let result = nue::bench::run(depth, true)?;
             println!("{} nodes {} nps", result.nodes, result.nps());

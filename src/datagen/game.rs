@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 use anyhow::{ensure, Result};
 use shakmaty::{fen::Fen, Chess, Color, EnPassantMode, Move, Position};
 
-use super::player::{Player, Score};
+use super::player::{Choice, Player, Score};
 use crate::{
     board::key_of,
     chain::{Game, Ply},
@@ -96,6 +96,61 @@ impl Openings {
             pos.play_unchecked(moves[rng.below(moves.len())]);
         }
         (!pos.legal_moves().is_empty()).then_some(pos)
+    }
+}
+
+/// The opening of game `index` of `seed`, the search that kept it, and how many were
+/// thrown away before it.
+pub struct Opening {
+    /// The position the game starts from.
+    pub start: Chess,
+    /// The player's first search there (its move is the game's first).
+    pub first: Choice,
+    /// Openings discarded before this one: their first search scored beyond the bound,
+    /// or their random plies ran into the end of a game.
+    pub discarded: usize,
+}
+
+/// The random generator of game `index` of `seed`: its opening, then its tree samples.
+pub fn game_rng(seed: u64, index: u64) -> Rng {
+    Rng::new(Rng::new(seed).next_u64() ^ index)
+}
+
+/// Chooses an opening with `rng` (a game's, from [`game_rng`]): a book position (or the
+/// start) and `random_plies` random plies (one more in every other try, so that both
+/// sides get to move first), kept once the player's first search there scores within
+/// `bound` centipawns. The same generator state always gives the same opening. `None`
+/// when `abandon` says so before a search.
+pub fn choose_opening(
+    player: &mut dyn Player,
+    openings: &Openings,
+    random_plies: usize,
+    bound: i32,
+    rng: &mut Rng,
+    abandon: &dyn Fn() -> bool,
+) -> Result<Option<Opening>> {
+    let mut discarded = 0;
+    loop {
+        ensure!(
+            discarded < MAX_OPENING_TRIES,
+            "{MAX_OPENING_TRIES} openings in a row were discarded: is the opening bound too small?"
+        );
+        let plies = if random_plies > 0 { random_plies + rng.below(2) } else { 0 };
+        let Some(start) = openings.draw(rng, plies) else {
+            discarded += 1;
+            continue;
+        };
+        if abandon() {
+            return Ok(None);
+        }
+        player.new_game()?;
+        let first = player.choose(&start, &[], &start)?;
+        match first.score {
+            Score::Cp(cp) if cp.abs() <= bound => {
+                return Ok(Some(Opening { start, first, discarded }))
+            }
+            _ => discarded += 1,
+        }
     }
 }
 
@@ -199,28 +254,13 @@ pub fn play_game(
     tree_rate: f64,
     abandon: &dyn Fn() -> bool,
 ) -> Result<Option<Played>> {
-    let mut rng = Rng::new(Rng::new(seed).next_u64() ^ index);
-    let mut discarded = 0;
     // The opening: its first search both filters it and gives the game's first move.
-    let (start, first) = loop {
-        ensure!(
-            discarded < MAX_OPENING_TRIES,
-            "{MAX_OPENING_TRIES} openings in a row were discarded: is --opening-bound too small?"
-        );
-        let plies = if random_plies > 0 { random_plies + rng.below(2) } else { 0 };
-        let Some(start) = openings.draw(&mut rng, plies) else {
-            discarded += 1;
-            continue;
-        };
-        if abandon() {
-            return Ok(None);
-        }
-        player.new_game()?;
-        let choice = player.choose(&start, &[], &start)?;
-        match choice.score {
-            Score::Cp(cp) if cp.abs() <= rules.opening_bound => break (start, choice),
-            _ => discarded += 1,
-        }
+    let mut rng = game_rng(seed, index);
+    let bound = rules.opening_bound;
+    let Some(Opening { start, first, discarded }) =
+        choose_opening(player, openings, random_plies, bound, &mut rng, abandon)?
+    else {
+        return Ok(None);
     };
 
     let mut pos = start.clone();

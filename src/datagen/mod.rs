@@ -34,6 +34,7 @@
 //! so Ctrl-C in a terminal reaches only `nue`, which then closes the engine itself.
 
 mod game;
+pub mod genfens;
 mod player;
 mod tally;
 
