@@ -90,11 +90,12 @@ enum Plot {
 
 /// The command line as words. OpenBench passes a command and its arguments as one
 /// argument, followed by `quit` (`./engine "genfens 8 seed 1 book None" "quit"`), as a
-/// UCI engine would read them from its input: such a line is split into its words, and a
-/// closing `quit` dropped.
+/// UCI engine would read them from its input: when the first argument holds spaces, the
+/// arguments are split into their words and a closing `quit` dropped. (A later argument
+/// with spaces, such as a FEN after `--fen`, is left whole.)
 fn command_words() -> Vec<String> {
     let mut args: Vec<String> = std::env::args().collect();
-    if args.iter().skip(1).any(|a| a.contains(char::is_whitespace)) {
+    if args.get(1).is_some_and(|a| a.contains(char::is_whitespace)) {
         let words = args
             .split_off(1)
             .into_iter()
