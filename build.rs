@@ -1,4 +1,4 @@
-//! Embeds the default net.
+//! Embeds the default net, and names the commit the binary is built from.
 //!
 //! The net is `nets/<DEFAULT_NET>` (or the file named by the `NUE_NET` environment
 //! variable, to try a candidate net without touching the tree). The build fails with a
@@ -56,7 +56,39 @@ fn check(bytes: &[u8]) -> Result<(), String> {
     Ok(())
 }
 
+/// The short hash of the checkout's commit, or `None` outside a git checkout (a source
+/// archive) or without git. Cargo runs this again when the checkout moves to another
+/// commit.
+fn commit() -> Option<String> {
+    let git = |args: &[&str]| -> Option<String> {
+        let out = std::process::Command::new("git").args(args).output().ok()?;
+        out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+    };
+    // Only this project's own checkout: a source archive unpacked inside another
+    // repository must not take that one's commit.
+    let top = PathBuf::from(git(&["rev-parse", "--show-toplevel"])?);
+    let manifest = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets it"));
+    if top.canonicalize().ok()? != manifest.canonicalize().ok()? {
+        return None;
+    }
+    let head = git(&["rev-parse", "--git-path", "HEAD"])?;
+    println!("cargo:rerun-if-changed={head}");
+    if let Some(reference) = git(&["symbolic-ref", "-q", "HEAD"]) {
+        println!("cargo:rerun-if-changed={}", git(&["rev-parse", "--git-path", &reference])?);
+        println!("cargo:rerun-if-changed={}", git(&["rev-parse", "--git-path", "packed-refs"])?);
+    }
+    git(&["rev-parse", "--short=7", "HEAD"]).filter(|hash| !hash.is_empty())
+}
+
 fn main() {
+    // `id name`'s version: the package's, and the commit when built from a checkout.
+    let version = env::var("CARGO_PKG_VERSION").expect("cargo sets it");
+    let version = match commit() {
+        Some(hash) => format!("{version} ({hash})"),
+        None => version,
+    };
+    println!("cargo:rustc-env=NUE_VERSION={version}");
+
     println!("cargo:rerun-if-env-changed=NUE_NET");
     let manifest = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets it"));
     let path = match env::var_os("NUE_NET") {

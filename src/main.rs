@@ -8,7 +8,7 @@ use clap::{Parser, Subcommand};
 
 /// Nue, a UCI chess engine with a HalfKP NNUE evaluation.
 #[derive(Parser)]
-#[command(version, about)]
+#[command(version = env!("NUE_VERSION"), about)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,

@@ -39,6 +39,21 @@ fn startup_lists_every_option_and_answers_isready() {
     let lines = e.read_until(10 * SECOND, |l| l == "uciok");
     assert!(lines[0].starts_with("id name Nue"), "{lines:?}");
     assert!(lines.iter().any(|l| l.starts_with("id author")));
+    // The version, and in a git checkout the commit, so that two builds can be told apart.
+    let version = concat!("id name Nue ", env!("CARGO_PKG_VERSION"));
+    let head = std::process::Command::new("git")
+        .args(["rev-parse", "--short=7", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .ok()
+        .filter(|out| out.status.success());
+    match head {
+        Some(out) => {
+            let hash = String::from_utf8_lossy(&out.stdout).trim().to_string();
+            assert_eq!(lines[0], format!("{version} ({hash})"), "built from {hash}");
+        }
+        None => assert_eq!(lines[0], version),
+    }
     for option in [
         "option name Hash type spin default 16 min 1 max",
         "option name Threads type spin default 1 min 1 max",

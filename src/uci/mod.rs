@@ -203,7 +203,7 @@ impl Uci {
         };
         match command {
             "uci" => {
-                send(&format!("id name Nue {}", env!("CARGO_PKG_VERSION")));
+                send(&format!("id name Nue {}", env!("NUE_VERSION")));
                 send("id author the Nue developers");
                 for spec in OPTIONS.iter().copied().chain(options::tunables()) {
                     send(&spec.to_string());
