@@ -133,7 +133,8 @@ pub fn choose_opening(
     loop {
         ensure!(
             discarded < MAX_OPENING_TRIES,
-            "{MAX_OPENING_TRIES} openings in a row were discarded: is the opening bound too small?"
+            "{MAX_OPENING_TRIES} openings in a row were discarded: is the opening bound \
+             (--opening-bound, or genfens's bound=) too small?"
         );
         let plies = if random_plies > 0 { random_plies + rng.below(2) } else { 0 };
         let Some(start) = openings.draw(rng, plies) else {
