@@ -373,7 +373,7 @@ impl Engine {
     fn guess_reply(&self, m: Move) -> Option<Move> {
         let mut after = self.pos.clone();
         after.play_unchecked(m);
-        let hit = self.tt.probe(key_of(&after), 0)?;
+        let hit = self.tt.probe(key_of(&after), 0, after.halfmoves())?;
         hit.mv.to_legal(&after)
     }
 }

@@ -80,12 +80,22 @@ pub fn score_to_tt(score: i32, ply: usize) -> i32 {
     }
 }
 
-/// Converts a stored node-relative score back to root-relative at `ply`.
+/// Converts a stored node-relative score back to root-relative at `ply`. A mate farther
+/// from the node than the fifty-move rule still allows (`halfmoves` plies have gone by
+/// without a capture or a pawn move) may be a draw: it comes back as the best score short
+/// of a mate, a win the search has not proven (Stockfish's reading).
 #[inline]
-pub fn score_from_tt(score: i32, ply: usize) -> i32 {
+pub fn score_from_tt(score: i32, ply: usize, halfmoves: u32) -> i32 {
+    let fifty_move_plies_left = 99 - halfmoves as i32;
     if score >= TB_WIN_IN_MAX {
+        if score >= MATE_IN_MAX && MATE - score > fifty_move_plies_left {
+            return TB_WIN;
+        }
         score - ply as i32
     } else if score <= -TB_WIN_IN_MAX {
+        if score <= -MATE_IN_MAX && MATE + score > fifty_move_plies_left {
+            return -TB_WIN;
+        }
         score + ply as i32
     } else {
         score
@@ -251,9 +261,25 @@ mod tests {
     fn mate_scores_keep_their_distance_through_the_table() {
         // Mate in 5 plies from the root, found at ply 3: mate in 2 from the node; read
         // back at ply 7 it is mate in 9 from the root.
-        assert_eq!(score_from_tt(score_to_tt(mate_in(5), 3), 7), mate_in(9));
-        assert_eq!(score_from_tt(score_to_tt(mated_in(6), 2), 4), mated_in(8));
+        assert_eq!(score_from_tt(score_to_tt(mate_in(5), 3), 7, 0), mate_in(9));
+        assert_eq!(score_from_tt(score_to_tt(mated_in(6), 2), 4, 0), mated_in(8));
         assert_eq!(score_to_tt(123, 9), 123);
         assert!(is_mate(mated_in(MAX_PLY)) && !is_mate(MATE_IN_MAX - 1));
+    }
+
+    #[test]
+    fn stored_mates_beyond_the_fifty_move_rule_are_only_wins() {
+        // Mate in 9 plies from the node: sure while 9 plies remain before the rule's 100th.
+        let stored = score_to_tt(mate_in(12), 3);
+        assert_eq!(score_from_tt(stored, 3, 90), mate_in(12));
+        // One ply fewer left: the mate may come too late, so it is a win, not a mate.
+        assert_eq!(score_from_tt(stored, 3, 91), TB_WIN);
+        assert!(!is_mate(score_from_tt(stored, 3, 91)));
+        let stored = score_to_tt(mated_in(12), 3);
+        assert_eq!(score_from_tt(stored, 5, 90), mated_in(14));
+        assert_eq!(score_from_tt(stored, 5, 91), -TB_WIN);
+        // Tablebase wins and plain scores are read as before.
+        assert_eq!(score_from_tt(score_to_tt(TB_WIN - 20, 4), 6, 99), TB_WIN - 22);
+        assert_eq!(score_from_tt(-345, 6, 99), -345);
     }
 }

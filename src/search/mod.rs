@@ -342,6 +342,13 @@ impl<'a> Thread<'a> {
         [self.stack[i - 1].ctx, self.stack[i - 2].ctx]
     }
 
+    /// The table's entry for `key` at `ply`, its mate scores read against this position's
+    /// fifty-move counter.
+    #[inline]
+    fn probe_tt(&self, key: u64, ply: usize) -> Option<Hit> {
+        self.shared.tt.probe(key, ply, self.board.pos().halfmoves())
+    }
+
     /// The stored move of a probe, if it has one.
     fn tt_move(&self, hit: Option<Hit>) -> Option<PackedMove> {
         hit.and_then(|h| h.mv.some())

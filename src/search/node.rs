@@ -216,7 +216,7 @@ impl Thread<'_> {
         //    the full node.
         let excluded = self.frame(ply).excluded;
         let key = self.board.key();
-        let hit = if excluded.is_none() { self.shared.tt.probe(key, ply) } else { None };
+        let hit = if excluded.is_none() { self.probe_tt(key, ply) } else { None };
         let tt_move = self.tt_move(hit);
         // The singular search at this ply keeps the full node's answer.
         let tt_pv = if excluded.is_some() {
@@ -744,7 +744,7 @@ impl Thread<'_> {
         }
 
         let key = self.board.key();
-        let hit = self.shared.tt.probe(key, ply);
+        let hit = self.probe_tt(key, ply);
         if let Some(h) = hit.filter(|_| !N::PV) {
             if h.cuts(alpha, beta) {
                 return h.score;
