@@ -665,8 +665,9 @@ impl Thread<'_> {
         }
 
         // 14. No legal move: checkmate or stalemate (or, in a singular search, only the
-        //     excluded move).
-        if moves_searched == 0 {
+        //     excluded move). Moves that were all pruned are not that: pruning starts only
+        //     once a score is in hand (a tablebase win may be one, before any move).
+        if moves_tried == 0 {
             if excluded.is_some() {
                 return alpha;
             }
