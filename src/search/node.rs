@@ -13,7 +13,9 @@ use super::{
     movepick::{is_noisy, MovePicker, OrderingHints},
     params,
     see::{face_gain, see_ge},
-    tablebase_score, TablebaseProbing, Thread, STACK_OFFSET,
+    tablebase_score,
+    tt::singular_key,
+    TablebaseProbing, Thread, STACK_OFFSET,
 };
 use crate::types::{
     mated_in, Bound, PackedMove, DEPTH_QS, DEPTH_UNSEARCHED, INFINITE, MAX_PLY, ONE_PLY,
@@ -212,11 +214,12 @@ impl Thread<'_> {
         }
 
         // 4. Transposition table. A deep enough stored bound ends a non-PV node at once.
-        //    The singular search (an excluded move) must not use or overwrite the entry of
-        //    the full node.
+        //    The singular search (an excluded move) has an entry of its own, so that it
+        //    neither uses nor overwrites the full node's, and yet keeps its best move
+        //    and result for the next time the node asks the same question.
         let excluded = self.frame(ply).excluded;
-        let key = self.board.key();
-        let hit = if excluded.is_none() { self.probe_tt(key, ply) } else { None };
+        let key = excluded.map_or(self.board.key(), |m| singular_key(self.board.key(), m));
+        let hit = self.probe_tt(key, ply);
         let tt_move = self.tt_move(hit);
         // The singular search at this ply keeps the full node's answer.
         let tt_pv = if excluded.is_some() {
@@ -333,7 +336,12 @@ impl Thread<'_> {
 
         // 6. Internal iterative reduction: without a stored move this node was never
         //    searched, so its ordering is poor; search it shallower first.
-        if !N::ROOT && depth >= params::iir_min_depth() && tt_move.is_none() && (N::PV || cut_node)
+        //    Not the singular search: its depth is the question it asks.
+        if !N::ROOT
+            && depth >= params::iir_min_depth()
+            && tt_move.is_none()
+            && (N::PV || cut_node)
+            && excluded.is_none()
         {
             depth -= 1;
         }
@@ -703,7 +711,7 @@ impl Thread<'_> {
         if N::PV {
             best_score = best_score.min(max_score);
         }
-        if excluded.is_none() && !N::ROOT {
+        if !N::ROOT {
             let bound = if best_score >= beta {
                 Bound::Lower
             } else if N::PV && best_score > original_alpha {
