@@ -336,12 +336,7 @@ impl Thread<'_> {
 
         // 6. Internal iterative reduction: without a stored move this node was never
         //    searched, so its ordering is poor; search it shallower first.
-        //    Not the singular search: its depth is the question it asks.
-        if !N::ROOT
-            && depth >= params::iir_min_depth()
-            && tt_move.is_none()
-            && (N::PV || cut_node)
-            && excluded.is_none()
+        if !N::ROOT && depth >= params::iir_min_depth() && tt_move.is_none() && (N::PV || cut_node)
         {
             depth -= 1;
         }
