@@ -586,6 +586,14 @@ impl Thread<'_> {
                 }
             }
             let new_depth = depth - 1 + extension;
+            // A capture or promotion is reduced only where it is likely to fail anyway (as
+            // in Stockfish 12): at a node expected to cut, among the moves late move
+            // pruning would skip were they quiet, or when even its victim for free leaves
+            // the eval below alpha.
+            let reducible_noisy = depth >= 3
+                && (cut_node
+                    || moves_tried > lmp_limit(depth, improving)
+                    || (!in_check && static_eval + face_gain(m) <= alpha));
 
             // 13. Late move reductions: moves late in the order are searched shallower
             //     with a null window, and again at full depth only if they beat alpha.
@@ -604,7 +612,7 @@ impl Thread<'_> {
             } else if !N::ROOT
                 && depth >= 2
                 && moves_searched > usize::from(N::PV)
-                && (quiet || !tt_pv)
+                && (quiet || reducible_noisy)
             {
                 let r = late_move_reduction(
                     depth,
