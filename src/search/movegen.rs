@@ -10,8 +10,8 @@
 //! would shakmaty's list, so the search is the same node for node.
 
 use shakmaty::{
-    attacks, Bitboard, CastlingSide, Chess, Color, EnPassantMode, Move, MoveList, Position, Rank,
-    Role, Square,
+    attacks, Bitboard, Board, CastlingSide, Chess, Color, EnPassantMode, Move, MoveList, Position,
+    Rank, Role, Square,
 };
 
 const FILE_A: Bitboard = Bitboard(0x0101_0101_0101_0101);
@@ -256,17 +256,23 @@ fn pawn_push_reaches(us: Color, from: Square, to: Square, occupied: Bitboard) ->
 
 /// Our pieces that stand alone between our king and one of their sliders.
 fn pinned(pos: &Chess, king: Square) -> Bitboard {
-    let board = pos.board();
+    pins(pos.board(), pos.turn(), king).0
+}
+
+/// The pieces of `us` pinned to their king on `king` (each alone between it and a
+/// slider of the other side), and the sliders that pin them.
+pub fn pins(board: &Board, us: Color, king: Square) -> (Bitboard, Bitboard) {
     let snipers = (attacks::rook_attacks(king, Bitboard(0)) & board.rooks_and_queens())
         | (attacks::bishop_attacks(king, Bitboard(0)) & board.bishops_and_queens());
-    let mut pinned = Bitboard(0);
-    for sniper in snipers & pos.them() {
+    let (mut pinned, mut pinners) = (Bitboard(0), Bitboard(0));
+    for sniper in snipers & board.by_color(!us) {
         let between = attacks::between(king, sniper) & board.occupied();
-        if between.count() == 1 {
-            pinned |= between & pos.us();
+        if between.count() == 1 && (between & board.by_color(us)).any() {
+            pinned |= between;
+            pinners |= Bitboard::from(sniper);
         }
     }
-    pinned
+    (pinned, pinners)
 }
 
 #[cfg(test)]
