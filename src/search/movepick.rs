@@ -10,9 +10,9 @@
 //! own and tried before anything is generated: when it cuts, the node never generates
 //! its moves at all.
 //!
-//! Order: TT move; captures that do not lose material (by victim value and capture
-//! history), best first; the two killers; the countermove; quiets by butterfly plus
-//! continuation history; captures that lose material, in the order they were found.
+//! Order: TT move; captures that do not lose much material for their score (by victim
+//! value and capture history), best first; the two killers; the countermove; quiets by butterfly plus
+//! continuation history; the other captures, in the order they were found.
 
 use arrayvec::ArrayVec;
 use shakmaty::{Chess, Color, Move, MoveList, Position, Role};
@@ -20,6 +20,7 @@ use shakmaty::{Chess, Color, Move, MoveList, Position, Role};
 use super::{
     history::Histories,
     movegen::{is_legal, legal_moves, noisy_moves},
+    params,
     see::{see_ge, value},
 };
 use crate::types::PackedMove;
@@ -232,7 +233,9 @@ impl MovePicker {
                     if self.is_special(m) {
                         continue;
                     }
-                    if !see_ge(pos, m, 0) {
+                    let threshold =
+                        -self.scores[self.cur - 1] * params::good_capture_see_scale() / 1024;
+                    if !see_ge(pos, m, threshold) {
                         // Park it at the front for the last stage.
                         self.moves.swap(self.bad, self.cur - 1);
                         self.bad += 1;

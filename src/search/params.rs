@@ -142,6 +142,10 @@ params! {
     history_bonus_max = 1500, 800..=3000, step 100;
     /// A cutoff this far above beta counts as one ply deeper for the history bonus.
     history_bonus_extra_margin = 150, 50..=300, step 12;
+    /// A capture is ordered with the good ones when its exchange loses no more than this
+    /// many 1024ths of its ordering score (victim and capture history): a bishop for a
+    /// defended knight stays good, a queen for a defended pawn does not.
+    good_capture_see_scale = 26, 0..=60, step 3;
     /// Static exchange values of pawn, knight, bishop, rook and queen.
     see_pawn = 200, 150..=250, step 8;
     /// See `see_pawn`.
