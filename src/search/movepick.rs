@@ -104,10 +104,20 @@ impl MovePicker {
     /// A picker over every legal move (`with_quiets`), or over the noisy ones only. In check
     /// every evasion counts, so a picker there must be made `with_quiets`.
     pub fn new(pos: &Chess, hints: OrderingHints, hist: &Histories, with_quiets: bool) -> Self {
-        let tt_move = hints
-            .tt_move
-            .and_then(|code| code.to_legal(pos))
-            .filter(|&m| with_quiets || is_noisy(m));
+        let mut picker = MovePicker::quiescence(pos, hints, hist, with_quiets);
+        picker.tt_move = picker.tt_move.filter(|&m| with_quiets || is_noisy(m));
+        picker
+    }
+
+    /// The quiescence search's picker: as [`MovePicker::new`], but the stored move is
+    /// tried even when it is quiet (it was best here before).
+    pub fn quiescence(
+        pos: &Chess,
+        hints: OrderingHints,
+        hist: &Histories,
+        with_quiets: bool,
+    ) -> Self {
+        let tt_move = hints.tt_move.and_then(|code| code.to_legal(pos));
         let counter = hist.counter(hints.prev[0]);
         MovePicker {
             moves: MoveList::new(),

@@ -803,7 +803,7 @@ impl Thread<'_> {
 
         let hints =
             OrderingHints { tt_move: self.tt_move(hit), killers: [None; 2], prev: [None; 2] };
-        let mut picker = MovePicker::new(self.board.pos(), hints, &self.data.hist, in_check);
+        let mut picker = MovePicker::quiescence(self.board.pos(), hints, &self.data.hist, in_check);
         let futility = static_eval + params::qs_futility_margin();
         let mut best_move = None;
         let mut moves_searched = 0;
@@ -814,9 +814,13 @@ impl Thread<'_> {
                     if !see_ge(self.board.pos(), m, 0) {
                         continue;
                     }
-                    // Delta pruning: even winning the victim for free stays below alpha.
+                    // Delta pruning: even winning the victim for free stays below alpha
+                    // (unless the move checks: the attack may win more).
                     let gain = face_gain(m);
-                    if futility + gain <= alpha && !m.is_promotion() {
+                    if futility + gain <= alpha
+                        && !m.is_promotion()
+                        && !gives_check(self.board.pos(), m)
+                    {
                         best_score = best_score.max(futility + gain);
                         continue;
                     }
