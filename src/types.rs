@@ -39,7 +39,10 @@ pub fn is_mate(score: i32) -> bool {
     score.abs() >= MATE_IN_MAX
 }
 
-/// Depth stored for a quiescence-search result.
+/// Depth stored for a quiescence-search result that tried quiet checks (or was in
+/// check): it answers a quiescence search with or without them.
+pub const DEPTH_QS_CHECKS: i32 = 0;
+/// Depth stored for a quiescence-search result of captures alone.
 pub const DEPTH_QS: i32 = -1;
 /// Depth stored for an entry that holds only a static evaluation.
 pub const DEPTH_UNSEARCHED: i32 = -2;

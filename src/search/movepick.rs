@@ -19,7 +19,7 @@ use shakmaty::{Chess, Color, Move, MoveList, Position, Role};
 
 use super::{
     history::Histories,
-    movegen::{is_legal, legal_moves, noisy_moves},
+    movegen::{gives_check, is_legal, legal_moves, noisy_moves},
     params,
     see::{see_ge, value},
 };
@@ -58,6 +58,7 @@ enum Stage {
     ScoreQuiets,
     Quiets,
     BadNoisy,
+    QuietChecks,
     Done,
 }
 
@@ -93,6 +94,8 @@ pub struct MovePicker {
     skip_quiets: bool,
     /// Only noisy moves were asked for, out of check: only they are generated.
     noisy_only: bool,
+    /// After the noisy moves, the quiet moves that give check (quiescence's first ply).
+    quiet_checks: bool,
     /// `moves[noisy..]` holds the quiet moves (generated with the noisy ones in check, on
     /// their own stage otherwise).
     quiets_generated: bool,
@@ -132,9 +135,17 @@ impl MovePicker {
             counter,
             skip_quiets: !with_quiets,
             noisy_only: !with_quiets,
+            quiet_checks: false,
             quiets_generated: false,
             turn: pos.turn(),
         }
+    }
+
+    /// A noisy-only picker that then yields the quiet moves giving check, in generation
+    /// order (the first ply of quiescence).
+    pub fn with_quiet_checks(mut self) -> Self {
+        self.quiet_checks = self.noisy_only;
+        self
     }
 
     /// Generates the noisy moves of `pos`, or in check every legal move, noisy ones first.
@@ -310,11 +321,26 @@ impl MovePicker {
                 }
                 Stage::BadNoisy => {
                     if self.cur == self.bad {
-                        self.stage = Stage::Done;
+                        self.stage = Stage::QuietChecks;
+                        self.cur = self.noisy;
+                        if self.quiet_checks {
+                            self.generate_quiets(pos);
+                        }
                         continue;
                     }
                     self.cur += 1;
                     return Some(self.moves[self.cur - 1]);
+                }
+                Stage::QuietChecks => {
+                    if !self.quiet_checks || self.cur == self.moves.len() {
+                        self.stage = Stage::Done;
+                        continue;
+                    }
+                    let m = self.moves[self.cur];
+                    self.cur += 1;
+                    if !self.is_special(m) && gives_check(pos, m) {
+                        return Some(m);
+                    }
                 }
                 Stage::Done => return None,
             }

@@ -18,8 +18,8 @@ use super::{
     TablebaseProbing, Thread, STACK_OFFSET,
 };
 use crate::types::{
-    mated_in, Bound, PackedMove, DEPTH_QS, DEPTH_UNSEARCHED, INFINITE, MAX_PLY, ONE_PLY,
-    TB_WIN_IN_MAX,
+    mated_in, Bound, PackedMove, DEPTH_QS, DEPTH_QS_CHECKS, DEPTH_UNSEARCHED, INFINITE, MAX_PLY,
+    ONE_PLY, TB_WIN_IN_MAX,
 };
 
 /// Static evaluations stay clear of the tablebase and mate range.
@@ -195,7 +195,7 @@ impl Thread<'_> {
 
         // 1. Leaves go to the quiescence search.
         if depth <= 0 {
-            return self.qsearch::<N>(alpha, beta);
+            return self.qsearch::<N>(alpha, beta, true);
         }
         // 2. Draws by repetition or the fifty-move rule, and the ply limit.
         let in_check = self.board.pos().is_check();
@@ -344,7 +344,7 @@ impl Thread<'_> {
         if !N::PV && !in_check && excluded.is_none() {
             // 7. Razoring: far below alpha at low depth, only captures can save the node.
             if depth <= 2 && eval + params::razor_margin() * depth < alpha {
-                let score = self.qsearch::<NonPv>(alpha, alpha + 1);
+                let score = self.qsearch::<NonPv>(alpha, alpha + 1, true);
                 if score <= alpha {
                     return score;
                 }
@@ -420,7 +420,7 @@ impl Thread<'_> {
                     self.make(m, ply);
                     // A quiescence search first: only a capture that holds there is worth
                     // the shallower full search.
-                    let mut score = -self.qsearch::<NonPv>(-probcut_beta, -probcut_beta + 1);
+                    let mut score = -self.qsearch::<NonPv>(-probcut_beta, -probcut_beta + 1, true);
                     if score >= probcut_beta {
                         score = -self.search::<NonPv>(
                             -probcut_beta,
@@ -747,18 +747,22 @@ impl Thread<'_> {
     /// Searches captures (all moves when in check) until the position is quiet, so that
     /// no leaf is evaluated in the middle of an exchange. The side to move may "stand
     /// pat" on its static evaluation instead of capturing.
-    /// Only `N::PV` matters here: the root is never a quiescence node.
-    pub(super) fn qsearch<N: NodeType>(&mut self, mut alpha: i32, beta: i32) -> i32 {
+    /// Only `N::PV` matters here: the root is never a quiescence node. At its first ply
+    /// (`checks`) it also tries the quiet moves that give check, as Stockfish 12 does: a
+    /// mate or a fork by check is a tactic the captures alone do not see.
+    pub(super) fn qsearch<N: NodeType>(&mut self, mut alpha: i32, beta: i32, checks: bool) -> i32 {
         let ply = self.board.ply();
         let in_check = self.board.pos().is_check();
         if let Some(score) = self.enter::<N>(ply, in_check) {
             return score;
         }
 
+        // A result without quiet checks does not answer a search with them.
+        let tt_depth = if in_check || checks { DEPTH_QS_CHECKS } else { DEPTH_QS };
         let key = self.board.key();
         let hit = self.probe_tt(key, ply);
         if let Some(h) = hit.filter(|_| !N::PV) {
-            if h.cuts(alpha, beta) {
+            if h.depth >= tt_depth && h.cuts(alpha, beta) {
                 return h.score;
             }
         }
@@ -804,6 +808,9 @@ impl Thread<'_> {
         let hints =
             OrderingHints { tt_move: self.tt_move(hit), killers: [None; 2], prev: [None; 2] };
         let mut picker = MovePicker::quiescence(self.board.pos(), hints, &self.data.hist, in_check);
+        if checks {
+            picker = picker.with_quiet_checks();
+        }
         let futility = static_eval + params::qs_futility_margin();
         let mut best_move = None;
         let mut moves_searched = 0;
@@ -830,7 +837,7 @@ impl Thread<'_> {
                 }
             }
             self.make(m, ply);
-            let score = -self.qsearch::<N>(-beta, -alpha);
+            let score = -self.qsearch::<N>(-beta, -alpha, false);
             self.board.unmake();
             moves_searched += 1;
             if self.should_stop() {
@@ -855,7 +862,7 @@ impl Thread<'_> {
         }
         let bound = if best_score >= beta { Bound::Lower } else { Bound::Upper };
         let mv = best_move.map_or(PackedMove::NONE, PackedMove::of);
-        self.shared.tt.store(key, ply, mv, best_score, raw_eval, DEPTH_QS, bound, tt_pv);
+        self.shared.tt.store(key, ply, mv, best_score, raw_eval, tt_depth, bound, tt_pv);
         best_score
     }
 }
