@@ -124,7 +124,7 @@ impl Thread<'_> {
     fn order_root_moves(&mut self) {
         let hit = self.probe_tt(self.board.key(), 0);
         let hints =
-            OrderingHints { tt_move: self.tt_move(hit), killers: [None; 2], prev: [None; 2] };
+            OrderingHints { tt_move: self.tt_move(hit), killers: [None; 2], prev: [None; 4] };
         let pos = self.board.pos();
         let mut picker = MovePicker::new(pos, hints, &self.data.hist, true);
         let mut order = Vec::with_capacity(self.root_moves.len());

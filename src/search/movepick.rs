@@ -18,7 +18,7 @@ use arrayvec::ArrayVec;
 use shakmaty::{Chess, Color, Move, MoveList, Position, Role};
 
 use super::{
-    history::Histories,
+    history::{Contexts, Histories},
     movegen::{gives_check, is_legal, legal_moves, noisy_moves},
     params,
     see::{see_ge, value},
@@ -70,8 +70,8 @@ pub struct OrderingHints {
     pub tt_move: Option<PackedMove>,
     /// Quiet moves that caused cutoffs at this ply.
     pub killers: [Option<Move>; 2],
-    /// Contexts of the moves one and two plies earlier (continuation history).
-    pub prev: [Option<usize>; 2],
+    /// Contexts of the moves one, two, four and six plies earlier (continuation history).
+    pub prev: Contexts,
 }
 
 /// Yields each legal move of a position once, best guesses first.
@@ -99,7 +99,7 @@ pub struct MovePicker {
     /// `moves[noisy..]` holds the quiet moves (generated with the noisy ones in check, on
     /// their own stage otherwise).
     quiets_generated: bool,
-    prev: [Option<usize>; 2],
+    prev: Contexts,
     turn: Color,
 }
 
@@ -408,18 +408,18 @@ mod tests {
                 OrderingHints {
                     tt_move: Some(PackedMove::of(legal[legal.len() / 2])),
                     killers: [quiet.first().copied(), quiet.last().copied()],
-                    prev: [None, None],
+                    prev: [None; 4],
                 },
                 OrderingHints {
                     tt_move: quiet.get(1).map(|&m| PackedMove::of(m)),
                     killers: [quiet.get(1).copied(), quiet.get(1).copied()],
-                    prev: [Some(3), Some(700)],
+                    prev: [Some(3), Some(700), Some(9), None],
                 },
                 // Killers from another position, likely illegal here.
                 OrderingHints {
                     tt_move: None,
                     killers: [elsewhere.first().copied(), elsewhere.last().copied()],
-                    prev: [None, None],
+                    prev: [None; 4],
                 },
             ];
             for hints in hint_sets {

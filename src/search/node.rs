@@ -405,7 +405,7 @@ impl Thread<'_> {
                 {
                     return probcut_beta;
                 }
-                let hints = OrderingHints { tt_move, killers: [None; 2], prev: [None; 2] };
+                let hints = OrderingHints { tt_move, killers: [None; 2], prev: [None; 4] };
                 let mut picker = MovePicker::new(pos, hints, &self.data.hist, false);
                 let threshold = probcut_beta - static_eval;
                 let mut tries = 0;
@@ -806,7 +806,7 @@ impl Thread<'_> {
         }
 
         let hints =
-            OrderingHints { tt_move: self.tt_move(hit), killers: [None; 2], prev: [None; 2] };
+            OrderingHints { tt_move: self.tt_move(hit), killers: [None; 2], prev: [None; 4] };
         let mut picker = MovePicker::quiescence(self.board.pos(), hints, &self.data.hist, in_check);
         if checks {
             picker = picker.with_quiet_checks();
