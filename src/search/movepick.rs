@@ -19,7 +19,7 @@ use shakmaty::{Chess, Color, Move, MoveList, Position, Role};
 
 use super::{
     history::{Contexts, Histories},
-    movegen::{gives_check, is_legal, legal_moves, noisy_moves},
+    movegen::{is_legal, legal_moves, noisy_moves, CheckSquares},
     params,
     see::{see_ge, value},
 };
@@ -96,6 +96,8 @@ pub struct MovePicker {
     noisy_only: bool,
     /// After the noisy moves, the quiet moves that give check (quiescence's first ply).
     quiet_checks: bool,
+    /// How to tell them, once their stage is reached.
+    check_squares: Option<CheckSquares>,
     /// `moves[noisy..]` holds the quiet moves (generated with the noisy ones in check, on
     /// their own stage otherwise).
     quiets_generated: bool,
@@ -136,6 +138,7 @@ impl MovePicker {
             skip_quiets: !with_quiets,
             noisy_only: !with_quiets,
             quiet_checks: false,
+            check_squares: None,
             quiets_generated: false,
             turn: pos.turn(),
         }
@@ -325,6 +328,7 @@ impl MovePicker {
                         self.cur = self.noisy;
                         if self.quiet_checks {
                             self.generate_quiets(pos);
+                            self.check_squares = CheckSquares::new(pos);
                         }
                         continue;
                     }
@@ -332,13 +336,18 @@ impl MovePicker {
                     return Some(self.moves[self.cur - 1]);
                 }
                 Stage::QuietChecks => {
-                    if !self.quiet_checks || self.cur == self.moves.len() {
+                    let Some(checks) = self.check_squares.as_ref().filter(|_| self.quiet_checks)
+                    else {
+                        self.stage = Stage::Done;
+                        continue;
+                    };
+                    if self.cur == self.moves.len() {
                         self.stage = Stage::Done;
                         continue;
                     }
                     let m = self.moves[self.cur];
                     self.cur += 1;
-                    if !self.is_special(m) && gives_check(pos, m) {
+                    if !self.is_special(m) && checks.gives_check(pos, m) {
                         return Some(m);
                     }
                 }

@@ -63,21 +63,25 @@ pub fn see_ge(pos: &Chess, m: Move, threshold: i32) -> bool {
     let mut attackers = attackers(pos, to, occupied);
     let diagonal = board.bishops_and_queens();
     let straight = board.rooks_and_queens();
-    // Each side's pieces pinned to its king, and the other side's pieces pinning them.
-    let pins_of =
-        |c| board.king_of(c).map_or((Bitboard(0), Bitboard(0)), |king| pins(board, c, king));
-    let (white_pins, black_pins) = (pins_of(Color::White), pins_of(Color::Black));
+    // Each side's pieces pinned to its king, and the other side's pieces pinning them,
+    // worked out when that side first has an attacker.
+    let mut pins_by_side: [Option<(Bitboard, Bitboard)>; 2] = [None, None];
     let mut result = true;
     loop {
         stm = !stm;
         attackers &= occupied;
         let mut ours = attackers & board.by_color(stm);
-        let (pinned, pinners) = stm.fold_wb(white_pins, black_pins);
-        if (pinners & occupied).any() {
-            ours &= !pinned;
-        }
         if ours.is_empty() {
             break;
+        }
+        let (pinned, pinners) = *pins_by_side[stm as usize].get_or_insert_with(|| {
+            board.king_of(stm).map_or((Bitboard(0), Bitboard(0)), |king| pins(board, stm, king))
+        });
+        if (pinners & occupied).any() {
+            ours &= !pinned;
+            if ours.is_empty() {
+                break;
+            }
         }
         result = !result;
         let (role, sq) =
