@@ -15,6 +15,7 @@ use crate::{
     nnue::{default_net, default_network, simd::Simd, Network},
     rng::Rng,
     search::{
+        movegen,
         strength::{self, Strength},
         tablebase_score,
         time::Limits,
@@ -374,7 +375,7 @@ impl Engine {
         let mut after = self.pos.clone();
         after.play_unchecked(m);
         let hit = self.tt.probe(key_of(&after), 0, after.halfmoves())?;
-        hit.mv.to_legal(&after)
+        movegen::unpack(&after, hit.mv)
     }
 }
 

@@ -2,9 +2,7 @@
 //! named depths, and the 16-bit move the transposition table stores. The search, the
 //! table and the protocol all speak it; none of them owns it.
 
-use shakmaty::{Chess, EnPassantMode, Move, Position, Role, Square};
-
-use crate::search::movegen::is_legal;
+use shakmaty::{Move, Square};
 
 /// Deepest ply the search reaches (the stacks are this deep).
 pub const MAX_PLY: usize = 128;
@@ -164,35 +162,6 @@ impl PackedMove {
     pub fn find_in(self, moves: &[Move]) -> Option<Move> {
         moves.iter().copied().find(|&m| PackedMove::of(m) == self)
     }
-
-    /// The legal move of `pos` that packs to this, if any: the same answer as
-    /// `find_in(&pos.legal_moves())`, found without generating every move (the move is
-    /// rebuilt from the board, then checked against the board by [`is_legal`]).
-    pub fn to_legal(self, pos: &Chess) -> Option<Move> {
-        let (from, to) = (self.from(), self.to());
-        let board = pos.board();
-        let piece = board.piece_at(from).filter(|p| p.color == pos.turn())?;
-        let target = board.piece_at(to);
-        let m = if piece.role == Role::King
-            && target.is_some_and(|t| t.color == pos.turn() && t.role == Role::Rook)
-        {
-            Move::Castle { king: from, rook: to }
-        } else if piece.role == Role::Pawn
-            && target.is_none()
-            && from.file() != to.file()
-            && pos.ep_square(EnPassantMode::Legal) == Some(to)
-        {
-            Move::EnPassant { from, to }
-        } else {
-            let promotion = match self.0 >> 12 {
-                0 => None,
-                code => Some(Role::try_from(u32::from(code)).ok()?),
-            };
-            let capture = target.filter(|t| t.color != pos.turn()).map(|t| t.role);
-            Move::Normal { role: piece.role, from, capture, to, promotion }
-        };
-        (PackedMove::of(m) == self && is_legal(pos, m)).then_some(m)
-    }
 }
 
 #[cfg(test)]
@@ -220,44 +189,6 @@ mod tests {
             PackedMove::from_bits(PackedMove::of(moves[3]).bits()),
             PackedMove::of(moves[3])
         );
-    }
-
-    #[test]
-    fn to_legal_agrees_with_the_generated_moves() {
-        let positions = [
-            "r3k2r/1P6/8/3pP3/8/8/8/R3K2R w KQkq d6 0 1",
-            "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
-            "rnbq1k1r/pp1Pbppp/2p5/8/2B5/8/PPP1NnPP/RNBQK2R w KQ - 1 8",
-            "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1",
-            "4k3/8/8/8/3pP3/8/8/4K2R b K e3 0 1",
-            "r3k2r/8/8/8/8/8/8/R3K1R1 b Qkq - 0 1",
-            // In check: an en passant capture of the checker, castling through check,
-            // a pinned piece, a double check.
-            "8/8/8/2k5/3Pp3/8/8/3K4 b - d3 0 1",
-            "4k3/8/8/8/8/8/4q3/R3K2R w KQ - 0 1",
-            "4k3/4r3/8/8/8/8/4B3/4K3 w - - 0 1",
-            "4k3/8/8/8/7b/5n2/8/R3K2R w KQ - 0 1",
-        ];
-        let parse = |fen: &str| -> Chess {
-            fen.parse::<shakmaty::fen::Fen>()
-                .unwrap()
-                .into_position(shakmaty::CastlingMode::Standard)
-                .unwrap()
-        };
-        let all: Vec<Chess> = positions.iter().map(|f| parse(f)).collect();
-        for pos in &all {
-            let moves = pos.legal_moves();
-            // Every code: each origin, target and promotion field (a stored move may be
-            // any of them, from a position that shares the key), plus codes with the
-            // spare bit set; each resolves here exactly as a search of the list would.
-            let codes = (0..0x7000).chain([0x7FFF, 0x8000, 0xFFFF]).map(PackedMove::from_bits);
-            for code in codes {
-                assert_eq!(code.to_legal(pos), code.find_in(&moves), "{code:?} in {pos:?}");
-            }
-            for &m in &moves {
-                assert_eq!(PackedMove::of(m).to_legal(pos), Some(m));
-            }
-        }
     }
 
     #[test]

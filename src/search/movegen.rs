@@ -14,6 +14,8 @@ use shakmaty::{
     Rank, Role, Square,
 };
 
+use crate::types::PackedMove;
+
 const FILE_A: Bitboard = Bitboard(0x0101_0101_0101_0101);
 const FILE_H: Bitboard = Bitboard(0x8080_8080_8080_8080);
 
@@ -328,6 +330,35 @@ pub fn pins(board: &Board, us: Color, king: Square) -> (Bitboard, Bitboard) {
     (pinned, pinners)
 }
 
+/// The legal move of `pos` that packs to `code` (a move read from the table), if any: the
+/// same answer as `code.find_in(&pos.legal_moves())`, found without generating every move (the move is
+/// rebuilt from the board, then checked against the board by [`is_legal`]).
+pub fn unpack(pos: &Chess, code: PackedMove) -> Option<Move> {
+    let (from, to) = (code.from(), code.to());
+    let board = pos.board();
+    let piece = board.piece_at(from).filter(|p| p.color == pos.turn())?;
+    let target = board.piece_at(to);
+    let m = if piece.role == Role::King
+        && target.is_some_and(|t| t.color == pos.turn() && t.role == Role::Rook)
+    {
+        Move::Castle { king: from, rook: to }
+    } else if piece.role == Role::Pawn
+        && target.is_none()
+        && from.file() != to.file()
+        && pos.ep_square(EnPassantMode::Legal) == Some(to)
+    {
+        Move::EnPassant { from, to }
+    } else {
+        let promotion = match code.bits() >> 12 {
+            0 => None,
+            role => Some(Role::try_from(u32::from(role)).ok()?),
+        };
+        let capture = target.filter(|t| t.color != pos.turn()).map(|t| t.role);
+        Move::Normal { role: piece.role, from, capture, to, promotion }
+    };
+    (PackedMove::of(m) == code && is_legal(pos, m)).then_some(m)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -476,5 +507,43 @@ mod tests {
             }
         }
         checked
+    }
+
+    #[test]
+    fn unpack_agrees_with_the_generated_moves() {
+        let positions = [
+            "r3k2r/1P6/8/3pP3/8/8/8/R3K2R w KQkq d6 0 1",
+            "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+            "rnbq1k1r/pp1Pbppp/2p5/8/2B5/8/PPP1NnPP/RNBQK2R w KQ - 1 8",
+            "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1",
+            "4k3/8/8/8/3pP3/8/8/4K2R b K e3 0 1",
+            "r3k2r/8/8/8/8/8/8/R3K1R1 b Qkq - 0 1",
+            // In check: an en passant capture of the checker, castling through check,
+            // a pinned piece, a double check.
+            "8/8/8/2k5/3Pp3/8/8/3K4 b - d3 0 1",
+            "4k3/8/8/8/8/8/4q3/R3K2R w KQ - 0 1",
+            "4k3/4r3/8/8/8/8/4B3/4K3 w - - 0 1",
+            "4k3/8/8/8/7b/5n2/8/R3K2R w KQ - 0 1",
+        ];
+        let parse = |fen: &str| -> Chess {
+            fen.parse::<shakmaty::fen::Fen>()
+                .unwrap()
+                .into_position(shakmaty::CastlingMode::Standard)
+                .unwrap()
+        };
+        let all: Vec<Chess> = positions.iter().map(|f| parse(f)).collect();
+        for pos in &all {
+            let moves = pos.legal_moves();
+            // Every code: each origin, target and promotion field (a stored move may be
+            // any of them, from a position that shares the key), plus codes with the
+            // spare bit set; each resolves here exactly as a search of the list would.
+            let codes = (0..0x7000).chain([0x7FFF, 0x8000, 0xFFFF]).map(PackedMove::from_bits);
+            for code in codes {
+                assert_eq!(unpack(pos, code), code.find_in(&moves), "{code:?} in {pos:?}");
+            }
+            for &m in &moves {
+                assert_eq!(unpack(pos, PackedMove::of(m)), Some(m));
+            }
+        }
     }
 }

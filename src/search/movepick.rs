@@ -19,7 +19,7 @@ use shakmaty::{Chess, Color, Move, MoveList, Position, Role};
 
 use super::{
     history::{Contexts, Histories},
-    movegen::{is_legal, legal_moves, noisy_moves, CheckSquares},
+    movegen::{is_legal, legal_moves, noisy_moves, unpack, CheckSquares},
     params,
     see::{see_ge, value},
 };
@@ -122,7 +122,7 @@ impl MovePicker {
         hist: &Histories,
         with_quiets: bool,
     ) -> Self {
-        let tt_move = hints.tt_move.and_then(|code| code.to_legal(pos));
+        let tt_move = hints.tt_move.and_then(|code| unpack(pos, code));
         let counter = hist.counter(hints.prev[0]);
         MovePicker {
             moves: MoveList::new(),

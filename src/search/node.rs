@@ -9,7 +9,7 @@ use shakmaty::{Chess, Move, Position};
 
 use super::{
     history::bonus,
-    movegen::gives_check,
+    movegen::{gives_check, unpack},
     movepick::{is_noisy, MovePicker, OrderingHints},
     params,
     see::{face_gain, see_ge},
@@ -400,7 +400,7 @@ impl Thread<'_> {
                 let pos = self.board.pos();
                 if deep_hit.is_some_and(|h| h.bound != Bound::Upper)
                     && tt_move
-                        .and_then(|m| m.to_legal(pos))
+                        .and_then(|m| unpack(pos, m))
                         .is_some_and(|m| m.is_capture() || m.is_promotion())
                 {
                     return probcut_beta;
