@@ -15,6 +15,7 @@ use crate::{
     nnue::{default_net, default_network, simd::Simd, Network},
     rng::Rng,
     search::{
+        movegen,
         strength::{self, Strength},
         tablebase_score,
         time::Limits,
@@ -373,8 +374,8 @@ impl Engine {
     fn guess_reply(&self, m: Move) -> Option<Move> {
         let mut after = self.pos.clone();
         after.play_unchecked(m);
-        let hit = self.tt.probe(key_of(&after), 0)?;
-        hit.mv.to_legal(&after)
+        let hit = self.tt.probe(key_of(&after), 0, after.halfmoves())?;
+        movegen::unpack(&after, hit.mv)
     }
 }
 
@@ -402,4 +403,34 @@ pub fn parse_position(fen: &str, mode: CastlingMode) -> Result<Chess, String> {
 /// A legal move of `pos` in UCI notation (`e1g1` and `e1h1` both castle in standard chess).
 pub fn parse_move(pos: &Chess, text: &str) -> Option<Move> {
     text.parse::<UciMove>().ok()?.to_move(pos).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::search::tt::singular_key;
+
+    /// The singular search keeps its result under a key of its own: after a search deep
+    /// enough for singular extensions, some positions a ply from the root hold searched
+    /// entries for one of their moves excluded, beside their own entries.
+    #[test]
+    fn singular_searches_keep_entries_of_their_own() {
+        let mut engine = Engine::new(16).unwrap();
+        let fen = "r1bq1rk1/pp2nppp/2n1p3/3pP3/1b1P4/2NB1N2/PP3PPP/R1BQ1RK1 w - - 0 10";
+        engine.set_position(parse_position(fen, CastlingMode::Standard).unwrap(), &[]);
+        let limits = Limits { depth: Some(12), ..Limits::default() };
+        engine.go(&limits, &Control::default(), &mut |_| {});
+        let (mut own, mut singular) = (0, 0);
+        for m in engine.position().legal_moves() {
+            let mut child = engine.position().clone();
+            child.play_unchecked(m);
+            let key = key_of(&child);
+            own += usize::from(engine.tt.probe(key, 1, 0).is_some());
+            for reply in child.legal_moves() {
+                let hit = engine.tt.probe(singular_key(key, reply), 1, 0);
+                singular += usize::from(hit.is_some_and(|h| h.depth > 0));
+            }
+        }
+        assert!(own > 0 && singular > 0, "{own} entries of their own, {singular} singular");
+    }
 }

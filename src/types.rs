@@ -2,9 +2,7 @@
 //! named depths, and the 16-bit move the transposition table stores. The search, the
 //! table and the protocol all speak it; none of them owns it.
 
-use shakmaty::{Chess, EnPassantMode, Move, Position, Role, Square};
-
-use crate::search::movegen::is_legal;
+use shakmaty::{Move, Square};
 
 /// Deepest ply the search reaches (the stacks are this deep).
 pub const MAX_PLY: usize = 128;
@@ -39,7 +37,10 @@ pub fn is_mate(score: i32) -> bool {
     score.abs() >= MATE_IN_MAX
 }
 
-/// Depth stored for a quiescence-search result.
+/// Depth stored for a quiescence-search result that tried quiet checks (or was in
+/// check): it answers a quiescence search with or without them.
+pub const DEPTH_QS_CHECKS: i32 = 0;
+/// Depth stored for a quiescence-search result of captures alone.
 pub const DEPTH_QS: i32 = -1;
 /// Depth stored for an entry that holds only a static evaluation.
 pub const DEPTH_UNSEARCHED: i32 = -2;
@@ -80,12 +81,22 @@ pub fn score_to_tt(score: i32, ply: usize) -> i32 {
     }
 }
 
-/// Converts a stored node-relative score back to root-relative at `ply`.
+/// Converts a stored node-relative score back to root-relative at `ply`. A mate farther
+/// from the node than the fifty-move rule still allows (`halfmoves` plies have gone by
+/// without a capture or a pawn move) may be a draw: it comes back as the best score short
+/// of a mate, a win the search has not proven (Stockfish's reading).
 #[inline]
-pub fn score_from_tt(score: i32, ply: usize) -> i32 {
+pub fn score_from_tt(score: i32, ply: usize, halfmoves: u32) -> i32 {
+    let fifty_move_plies_left = 99 - halfmoves as i32;
     if score >= TB_WIN_IN_MAX {
+        if score >= MATE_IN_MAX && MATE - score > fifty_move_plies_left {
+            return TB_WIN;
+        }
         score - ply as i32
     } else if score <= -TB_WIN_IN_MAX {
+        if score <= -MATE_IN_MAX && MATE + score > fifty_move_plies_left {
+            return -TB_WIN;
+        }
         score + ply as i32
     } else {
         score
@@ -151,35 +162,6 @@ impl PackedMove {
     pub fn find_in(self, moves: &[Move]) -> Option<Move> {
         moves.iter().copied().find(|&m| PackedMove::of(m) == self)
     }
-
-    /// The legal move of `pos` that packs to this, if any: the same answer as
-    /// `find_in(&pos.legal_moves())`, found without generating every move (the move is
-    /// rebuilt from the board, then checked against the board by [`is_legal`]).
-    pub fn to_legal(self, pos: &Chess) -> Option<Move> {
-        let (from, to) = (self.from(), self.to());
-        let board = pos.board();
-        let piece = board.piece_at(from).filter(|p| p.color == pos.turn())?;
-        let target = board.piece_at(to);
-        let m = if piece.role == Role::King
-            && target.is_some_and(|t| t.color == pos.turn() && t.role == Role::Rook)
-        {
-            Move::Castle { king: from, rook: to }
-        } else if piece.role == Role::Pawn
-            && target.is_none()
-            && from.file() != to.file()
-            && pos.ep_square(EnPassantMode::Legal) == Some(to)
-        {
-            Move::EnPassant { from, to }
-        } else {
-            let promotion = match self.0 >> 12 {
-                0 => None,
-                code => Some(Role::try_from(u32::from(code)).ok()?),
-            };
-            let capture = target.filter(|t| t.color != pos.turn()).map(|t| t.role);
-            Move::Normal { role: piece.role, from, capture, to, promotion }
-        };
-        (PackedMove::of(m) == self && is_legal(pos, m)).then_some(m)
-    }
 }
 
 #[cfg(test)]
@@ -210,50 +192,28 @@ mod tests {
     }
 
     #[test]
-    fn to_legal_agrees_with_the_generated_moves() {
-        let positions = [
-            "r3k2r/1P6/8/3pP3/8/8/8/R3K2R w KQkq d6 0 1",
-            "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
-            "rnbq1k1r/pp1Pbppp/2p5/8/2B5/8/PPP1NnPP/RNBQK2R w KQ - 1 8",
-            "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1",
-            "4k3/8/8/8/3pP3/8/8/4K2R b K e3 0 1",
-            "r3k2r/8/8/8/8/8/8/R3K1R1 b Qkq - 0 1",
-            // In check: an en passant capture of the checker, castling through check,
-            // a pinned piece, a double check.
-            "8/8/8/2k5/3Pp3/8/8/3K4 b - d3 0 1",
-            "4k3/8/8/8/8/8/4q3/R3K2R w KQ - 0 1",
-            "4k3/4r3/8/8/8/8/4B3/4K3 w - - 0 1",
-            "4k3/8/8/8/7b/5n2/8/R3K2R w KQ - 0 1",
-        ];
-        let parse = |fen: &str| -> Chess {
-            fen.parse::<shakmaty::fen::Fen>()
-                .unwrap()
-                .into_position(shakmaty::CastlingMode::Standard)
-                .unwrap()
-        };
-        let all: Vec<Chess> = positions.iter().map(|f| parse(f)).collect();
-        for pos in &all {
-            let moves = pos.legal_moves();
-            // Every code: each origin, target and promotion field (a stored move may be
-            // any of them, from a position that shares the key), plus codes with the
-            // spare bit set; each resolves here exactly as a search of the list would.
-            let codes = (0..0x7000).chain([0x7FFF, 0x8000, 0xFFFF]).map(PackedMove::from_bits);
-            for code in codes {
-                assert_eq!(code.to_legal(pos), code.find_in(&moves), "{code:?} in {pos:?}");
-            }
-            for &m in &moves {
-                assert_eq!(PackedMove::of(m).to_legal(pos), Some(m));
-            }
-        }
-    }
-
-    #[test]
     fn mate_scores_keep_their_distance_through_the_table() {
         // Mate in 5 plies from the root, found at ply 3: mate in 2 from the node; read
         // back at ply 7 it is mate in 9 from the root.
-        assert_eq!(score_from_tt(score_to_tt(mate_in(5), 3), 7), mate_in(9));
-        assert_eq!(score_from_tt(score_to_tt(mated_in(6), 2), 4), mated_in(8));
+        assert_eq!(score_from_tt(score_to_tt(mate_in(5), 3), 7, 0), mate_in(9));
+        assert_eq!(score_from_tt(score_to_tt(mated_in(6), 2), 4, 0), mated_in(8));
         assert_eq!(score_to_tt(123, 9), 123);
         assert!(is_mate(mated_in(MAX_PLY)) && !is_mate(MATE_IN_MAX - 1));
+    }
+
+    #[test]
+    fn stored_mates_beyond_the_fifty_move_rule_are_only_wins() {
+        // Mate in 9 plies from the node: sure while 9 plies remain before the rule's 100th.
+        let stored = score_to_tt(mate_in(12), 3);
+        assert_eq!(score_from_tt(stored, 3, 90), mate_in(12));
+        // One ply fewer left: the mate may come too late, so it is a win, not a mate.
+        assert_eq!(score_from_tt(stored, 3, 91), TB_WIN);
+        assert!(!is_mate(score_from_tt(stored, 3, 91)));
+        let stored = score_to_tt(mated_in(12), 3);
+        assert_eq!(score_from_tt(stored, 5, 90), mated_in(14));
+        assert_eq!(score_from_tt(stored, 5, 91), -TB_WIN);
+        // Tablebase wins and plain scores are read as before.
+        assert_eq!(score_from_tt(score_to_tt(TB_WIN - 20, 4), 6, 99), TB_WIN - 22);
+        assert_eq!(score_from_tt(-345, 6, 99), -345);
     }
 }

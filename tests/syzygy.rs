@@ -126,6 +126,24 @@ fn searches_report_the_tables_verdict_and_their_probes() {
     assert_eq!(report.tbhits, 0);
 }
 
+/// A node whose tablebase win bounds its score from below has a score before its first
+/// move, so pruning may skip every move; that is not stalemate. Here Black's only move
+/// takes the rook, after which White (bishop, knight) has no capture and no check: every
+/// move is quiet and futile against a win already in hand.
+#[test]
+fn a_won_node_whose_moves_were_all_pruned_is_still_won() {
+    let mut engine = engine_with_tables();
+    let pos = common::position("R2B4/1k6/8/3K4/8/8/8/7N b - - 0 1");
+    assert_eq!(pos.legal_moves().len(), 1);
+    let mut after = pos.clone();
+    after.play_unchecked(pos.legal_moves()[0]);
+    assert_eq!(tables().wdl_after_zeroing(&after), Some(Wdl::Win));
+    engine.set_position(pos, &[]);
+    let limits = Limits { depth: Some(6), ..Limits::default() };
+    let outcome = engine.go(&limits, &Control::default(), &mut |_| {});
+    assert!(outcome.score <= -TB_WIN_IN_MAX, "{}", outcome.score);
+}
+
 #[test]
 fn uci_options_take_good_paths_and_answer_bad_ones() {
     let _lock = common::untimed();

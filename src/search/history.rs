@@ -19,10 +19,13 @@ pub const HISTORY_MAX: i32 = 16384;
 pub const CONTEXTS: usize = 12 * 64;
 
 /// The bonus for a move that caused (or malus for one that failed before) a cutoff at
-/// `depth`: deeper cutoffs say more.
+/// `depth`: deeper cutoffs say more, growing with the square of the depth (Stockfish
+/// 12's `17d² + 134d − 134`, scaled to our table bound) up to a cap.
 #[inline]
 pub fn bonus(depth: i32) -> i32 {
-    let b = params::history_bonus_per_ply() * depth - params::history_bonus_offset();
+    let b = params::history_bonus_quadratic() * depth * depth
+        + params::history_bonus_per_ply() * depth
+        - params::history_bonus_offset();
     b.clamp(50, params::history_bonus_max())
 }
 
@@ -50,6 +53,10 @@ pub fn context(turn: Color, m: Move) -> usize {
     };
     piece_index(m.role().of(turn)) * 64 + to as usize
 }
+
+/// Contexts of the moves one, two, four and six plies before a node (`None` where there
+/// was no move, or a null move): the rows of continuation history it reads and updates.
+pub type Contexts = [Option<usize>; 4];
 
 /// Entries of the correction history, per side to move.
 const CORRECTION_SIZE: usize = 1 << 14;
@@ -137,19 +144,22 @@ impl Histories {
         i32::from(self.butterfly[turn as usize][from_to(m)])
     }
 
-    /// Ordering score of a quiet move: its butterfly entry plus its continuation entries
-    /// after the moves with contexts `prev` (one and two plies earlier).
+    /// History score of a quiet move, as reductions and pruning weigh it: its butterfly
+    /// entry plus its continuation entries after the moves one and two plies earlier.
     #[inline]
-    pub fn quiet_score(&self, turn: Color, m: Move, prev: [Option<usize>; 2]) -> i32 {
-        self.quiet_scorer(turn, prev)(m)
+    pub fn quiet_score(&self, turn: Color, m: Move, prev: Contexts) -> i32 {
+        let ctx = context(turn, m);
+        self.quiet(turn, m) + self.continuation(prev[0], ctx) + self.continuation(prev[1], ctx)
     }
 
-    /// [`Histories::quiet_score`] for many moves of one node: the tables that do not
+    /// The ordering score of quiet moves at a node (Stockfish 12's weights): the butterfly
+    /// entry, twice the continuation entries after the moves one, two and four plies
+    /// earlier, and the entry after the move six plies earlier. The tables that do not
     /// depend on the move are looked up once.
     #[inline]
-    pub fn quiet_scorer(&self, turn: Color, prev: [Option<usize>; 2]) -> impl Fn(Move) -> i32 + '_ {
+    pub fn quiet_scorer(&self, turn: Color, prev: Contexts) -> impl Fn(Move) -> i32 + '_ {
         let butterfly = &self.butterfly[turn as usize];
-        let [before, earlier] = prev.map(|p| p.map(|p| &self.continuation[p]));
+        let rows = prev.map(|p| p.map(|p| &self.continuation[p]));
         move |m| {
             // A plain move's squares and piece are read once (the general helpers would
             // decode the move twice); castling takes the general path.
@@ -160,8 +170,9 @@ impl Histories {
                 ),
                 _ => (context(turn, m), from_to(m)),
             };
-            let continuation = |row: Option<&[i16; CONTEXTS]>| row.map_or(0, |r| i32::from(r[ctx]));
-            i32::from(butterfly[from_to]) + continuation(before) + continuation(earlier)
+            let [one, two, four, six] =
+                rows.map(|row| row.map_or(0, |r: &[i16; CONTEXTS]| i32::from(r[ctx])));
+            i32::from(butterfly[from_to]) + 2 * (one + two + four) + six
         }
     }
 
@@ -179,8 +190,8 @@ impl Histories {
     }
 
     /// Adds `bonus` (negative for a malus) to a quiet move's butterfly and continuation
-    /// entries, given the contexts of the moves one and two plies earlier.
-    pub fn update_quiet(&mut self, turn: Color, m: Move, prev: [Option<usize>; 2], bonus: i32) {
+    /// entries, given the contexts of the moves one, two, four and six plies earlier.
+    pub fn update_quiet(&mut self, turn: Color, m: Move, prev: Contexts, bonus: i32) {
         gravity(&mut self.butterfly[turn as usize][from_to(m)], bonus);
         let ctx = context(turn, m);
         for p in prev.into_iter().flatten() {
@@ -227,12 +238,12 @@ mod tests {
             promotion: None,
         };
         for _ in 0..1000 {
-            h.update_quiet(Color::White, m, [Some(5), None], bonus(20));
+            h.update_quiet(Color::White, m, [Some(5), None, None, None], bonus(20));
         }
         assert!(h.quiet(Color::White, m) <= HISTORY_MAX);
         assert!(h.quiet(Color::White, m) > HISTORY_MAX * 9 / 10);
         for _ in 0..1000 {
-            h.update_quiet(Color::White, m, [Some(5), None], -bonus(20));
+            h.update_quiet(Color::White, m, [Some(5), None, None, None], -bonus(20));
         }
         assert!(h.quiet(Color::White, m) >= -HISTORY_MAX);
         assert!(h.continuation(Some(5), context(Color::White, m)) < 0);

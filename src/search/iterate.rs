@@ -4,7 +4,13 @@
 
 use std::{sync::atomic::Ordering::Acquire, time::Duration};
 
-use super::{node::Root, params, time::soft_scale, Thread};
+use super::{
+    movepick::{MovePicker, OrderingHints},
+    node::Root,
+    params,
+    time::soft_scale,
+    Thread,
+};
 use crate::{
     api::Report,
     types::{Bound, INFINITE, MATE, MAX_PLY, TB_WIN_IN_MAX},
@@ -30,6 +36,7 @@ impl Thread<'_> {
         if self.root_moves.is_empty() {
             return;
         }
+        self.order_root_moves();
         // Helper threads start one ply deeper every other thread, so the threads are
         // spread over two depths instead of racing through the same one.
         let first_depth = 1 + (self.id % 2) as i32;
@@ -108,6 +115,23 @@ impl Thread<'_> {
                 }
             }
         }
+    }
+
+    /// Puts the root moves in the order the move picker would try them (the stored move,
+    /// good captures, quiets by history, bad captures last), so that the first iterations,
+    /// and an iteration the clock cuts short, try the likeliest moves first instead of
+    /// generation order. Later iterations keep this order behind their best moves.
+    fn order_root_moves(&mut self) {
+        let hit = self.probe_tt(self.board.key(), 0);
+        let hints =
+            OrderingHints { tt_move: self.tt_move(hit), killers: [None; 2], prev: [None; 4] };
+        let pos = self.board.pos();
+        let mut picker = MovePicker::new(pos, hints, &self.data.hist, true);
+        let mut order = Vec::with_capacity(self.root_moves.len());
+        while let Some(m) = picker.next(pos, &self.data.hist) {
+            order.push(m);
+        }
+        self.root_moves.sort_by_key(|rm| order.iter().position(|&m| m == rm.mv));
     }
 
     /// After the search has stopped: one more report when the last is out of date (the

@@ -42,7 +42,7 @@ use shakmaty::{Move, Position};
 use shakmaty_syzygy::Wdl;
 
 use self::{
-    history::{context, Histories},
+    history::{context, Contexts, Histories},
     node::NodeType,
     stack::{Frame, PvTable},
     tt::{Hit, TranspositionTable},
@@ -199,9 +199,9 @@ pub struct Thread<'a> {
     reported_nodes: u64,
 }
 
-/// Offset of the root in the stack: four sentinel frames below it let every node look four
+/// Offset of the root in the stack: six sentinel frames below it let every node look six
 /// plies back without a check.
-const STACK_OFFSET: usize = 4;
+const STACK_OFFSET: usize = 6;
 
 impl<'a> Thread<'a> {
     /// A thread searching `board`'s root over `root_moves`.
@@ -335,11 +335,19 @@ impl<'a> Thread<'a> {
         None
     }
 
-    /// Contexts of the moves one and two plies before `ply` (continuation history).
+    /// Contexts of the moves one, two, four and six plies before `ply` (continuation
+    /// history).
     #[inline]
-    fn prev_contexts(&self, ply: usize) -> [Option<usize>; 2] {
+    fn prev_contexts(&self, ply: usize) -> Contexts {
         let i = ply + STACK_OFFSET;
-        [self.stack[i - 1].ctx, self.stack[i - 2].ctx]
+        [1, 2, 4, 6].map(|back| self.stack[i - back].ctx)
+    }
+
+    /// The table's entry for `key` at `ply`, its mate scores read against this position's
+    /// fifty-move counter.
+    #[inline]
+    fn probe_tt(&self, key: u64, ply: usize) -> Option<Hit> {
+        self.shared.tt.probe(key, ply, self.board.pos().halfmoves())
     }
 
     /// The stored move of a probe, if it has one.

@@ -10,16 +10,17 @@
 //! own and tried before anything is generated: when it cuts, the node never generates
 //! its moves at all.
 //!
-//! Order: TT move; captures that do not lose material (by victim value and capture
-//! history), best first; the two killers; the countermove; quiets by butterfly plus
-//! continuation history; captures that lose material, in the order they were found.
+//! Order: TT move; captures that do not lose much material for their score (by victim
+//! value and capture history), best first; the two killers; the countermove; quiets by butterfly plus
+//! continuation history; the other captures, in the order they were found.
 
 use arrayvec::ArrayVec;
 use shakmaty::{Chess, Color, Move, MoveList, Position, Role};
 
 use super::{
-    history::Histories,
-    movegen::{is_legal, legal_moves, noisy_moves},
+    history::{Contexts, Histories},
+    movegen::{is_legal, legal_moves, noisy_moves, unpack, CheckSquares},
+    params,
     see::{see_ge, value},
 };
 use crate::types::PackedMove;
@@ -57,6 +58,7 @@ enum Stage {
     ScoreQuiets,
     Quiets,
     BadNoisy,
+    QuietChecks,
     Done,
 }
 
@@ -68,8 +70,8 @@ pub struct OrderingHints {
     pub tt_move: Option<PackedMove>,
     /// Quiet moves that caused cutoffs at this ply.
     pub killers: [Option<Move>; 2],
-    /// Contexts of the moves one and two plies earlier (continuation history).
-    pub prev: [Option<usize>; 2],
+    /// Contexts of the moves one, two, four and six plies earlier (continuation history).
+    pub prev: Contexts,
 }
 
 /// Yields each legal move of a position once, best guesses first.
@@ -92,10 +94,14 @@ pub struct MovePicker {
     skip_quiets: bool,
     /// Only noisy moves were asked for, out of check: only they are generated.
     noisy_only: bool,
+    /// After the noisy moves, the quiet moves that give check (quiescence's first ply).
+    quiet_checks: bool,
+    /// How to tell them, once their stage is reached.
+    check_squares: Option<CheckSquares>,
     /// `moves[noisy..]` holds the quiet moves (generated with the noisy ones in check, on
     /// their own stage otherwise).
     quiets_generated: bool,
-    prev: [Option<usize>; 2],
+    prev: Contexts,
     turn: Color,
 }
 
@@ -103,10 +109,20 @@ impl MovePicker {
     /// A picker over every legal move (`with_quiets`), or over the noisy ones only. In check
     /// every evasion counts, so a picker there must be made `with_quiets`.
     pub fn new(pos: &Chess, hints: OrderingHints, hist: &Histories, with_quiets: bool) -> Self {
-        let tt_move = hints
-            .tt_move
-            .and_then(|code| code.to_legal(pos))
-            .filter(|&m| with_quiets || is_noisy(m));
+        let mut picker = MovePicker::quiescence(pos, hints, hist, with_quiets);
+        picker.tt_move = picker.tt_move.filter(|&m| with_quiets || is_noisy(m));
+        picker
+    }
+
+    /// The quiescence search's picker: as [`MovePicker::new`], but the stored move is
+    /// tried even when it is quiet (it was best here before).
+    pub fn quiescence(
+        pos: &Chess,
+        hints: OrderingHints,
+        hist: &Histories,
+        with_quiets: bool,
+    ) -> Self {
+        let tt_move = hints.tt_move.and_then(|code| unpack(pos, code));
         let counter = hist.counter(hints.prev[0]);
         MovePicker {
             moves: MoveList::new(),
@@ -121,9 +137,18 @@ impl MovePicker {
             counter,
             skip_quiets: !with_quiets,
             noisy_only: !with_quiets,
+            quiet_checks: false,
+            check_squares: None,
             quiets_generated: false,
             turn: pos.turn(),
         }
+    }
+
+    /// A noisy-only picker that then yields the quiet moves giving check, in generation
+    /// order (the first ply of quiescence).
+    pub fn with_quiet_checks(mut self) -> Self {
+        self.quiet_checks = self.noisy_only;
+        self
     }
 
     /// Generates the noisy moves of `pos`, or in check every legal move, noisy ones first.
@@ -232,7 +257,9 @@ impl MovePicker {
                     if self.is_special(m) {
                         continue;
                     }
-                    if !see_ge(pos, m, 0) {
+                    let threshold =
+                        -self.scores[self.cur - 1] * params::good_capture_see_scale() / 1024;
+                    if !see_ge(pos, m, threshold) {
                         // Park it at the front for the last stage.
                         self.moves.swap(self.bad, self.cur - 1);
                         self.bad += 1;
@@ -297,11 +324,32 @@ impl MovePicker {
                 }
                 Stage::BadNoisy => {
                     if self.cur == self.bad {
-                        self.stage = Stage::Done;
+                        self.stage = Stage::QuietChecks;
+                        self.cur = self.noisy;
+                        if self.quiet_checks {
+                            self.generate_quiets(pos);
+                            self.check_squares = CheckSquares::new(pos);
+                        }
                         continue;
                     }
                     self.cur += 1;
                     return Some(self.moves[self.cur - 1]);
+                }
+                Stage::QuietChecks => {
+                    let Some(checks) = self.check_squares.as_ref().filter(|_| self.quiet_checks)
+                    else {
+                        self.stage = Stage::Done;
+                        continue;
+                    };
+                    if self.cur == self.moves.len() {
+                        self.stage = Stage::Done;
+                        continue;
+                    }
+                    let m = self.moves[self.cur];
+                    self.cur += 1;
+                    if !self.is_special(m) && checks.gives_check(pos, m) {
+                        return Some(m);
+                    }
                 }
                 Stage::Done => return None,
             }
@@ -369,18 +417,18 @@ mod tests {
                 OrderingHints {
                     tt_move: Some(PackedMove::of(legal[legal.len() / 2])),
                     killers: [quiet.first().copied(), quiet.last().copied()],
-                    prev: [None, None],
+                    prev: [None; 4],
                 },
                 OrderingHints {
                     tt_move: quiet.get(1).map(|&m| PackedMove::of(m)),
                     killers: [quiet.get(1).copied(), quiet.get(1).copied()],
-                    prev: [Some(3), Some(700)],
+                    prev: [Some(3), Some(700), Some(9), None],
                 },
                 // Killers from another position, likely illegal here.
                 OrderingHints {
                     tt_move: None,
                     killers: [elsewhere.first().copied(), elsewhere.last().copied()],
-                    prev: [None, None],
+                    prev: [None; 4],
                 },
             ];
             for hints in hint_sets {

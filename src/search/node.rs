@@ -9,15 +9,17 @@ use shakmaty::{Chess, Move, Position};
 
 use super::{
     history::bonus,
-    movegen::gives_check,
+    movegen::{gives_check, unpack},
     movepick::{is_noisy, MovePicker, OrderingHints},
     params,
     see::{face_gain, see_ge},
-    tablebase_score, TablebaseProbing, Thread, STACK_OFFSET,
+    tablebase_score,
+    tt::singular_key,
+    TablebaseProbing, Thread, STACK_OFFSET,
 };
 use crate::types::{
-    mated_in, Bound, PackedMove, DEPTH_QS, DEPTH_UNSEARCHED, INFINITE, MAX_PLY, ONE_PLY,
-    TB_WIN_IN_MAX,
+    mated_in, Bound, PackedMove, DEPTH_QS, DEPTH_QS_CHECKS, DEPTH_UNSEARCHED, INFINITE, MAX_PLY,
+    ONE_PLY, TB_WIN_IN_MAX,
 };
 
 /// Static evaluations stay clear of the tablebase and mate range.
@@ -193,7 +195,7 @@ impl Thread<'_> {
 
         // 1. Leaves go to the quiescence search.
         if depth <= 0 {
-            return self.qsearch::<N>(alpha, beta);
+            return self.qsearch::<N>(alpha, beta, true);
         }
         // 2. Draws by repetition or the fifty-move rule, and the ply limit.
         let in_check = self.board.pos().is_check();
@@ -212,11 +214,12 @@ impl Thread<'_> {
         }
 
         // 4. Transposition table. A deep enough stored bound ends a non-PV node at once.
-        //    The singular search (an excluded move) must not use or overwrite the entry of
-        //    the full node.
+        //    The singular search (an excluded move) has an entry of its own, so that it
+        //    neither uses nor overwrites the full node's, and yet keeps its best move
+        //    and result for the next time the node asks the same question.
         let excluded = self.frame(ply).excluded;
-        let key = self.board.key();
-        let hit = if excluded.is_none() { self.shared.tt.probe(key, ply) } else { None };
+        let key = excluded.map_or(self.board.key(), |m| singular_key(self.board.key(), m));
+        let hit = self.probe_tt(key, ply);
         let tt_move = self.tt_move(hit);
         // The singular search at this ply keeps the full node's answer.
         let tt_pv = if excluded.is_some() {
@@ -341,7 +344,7 @@ impl Thread<'_> {
         if !N::PV && !in_check && excluded.is_none() {
             // 7. Razoring: far below alpha at low depth, only captures can save the node.
             if depth <= 2 && eval + params::razor_margin() * depth < alpha {
-                let score = self.qsearch::<NonPv>(alpha, alpha + 1);
+                let score = self.qsearch::<NonPv>(alpha, alpha + 1, true);
                 if score <= alpha {
                     return score;
                 }
@@ -397,12 +400,12 @@ impl Thread<'_> {
                 let pos = self.board.pos();
                 if deep_hit.is_some_and(|h| h.bound != Bound::Upper)
                     && tt_move
-                        .and_then(|m| m.to_legal(pos))
+                        .and_then(|m| unpack(pos, m))
                         .is_some_and(|m| m.is_capture() || m.is_promotion())
                 {
                     return probcut_beta;
                 }
-                let hints = OrderingHints { tt_move, killers: [None; 2], prev: [None; 2] };
+                let hints = OrderingHints { tt_move, killers: [None; 2], prev: [None; 4] };
                 let mut picker = MovePicker::new(pos, hints, &self.data.hist, false);
                 let threshold = probcut_beta - static_eval;
                 let mut tries = 0;
@@ -417,7 +420,7 @@ impl Thread<'_> {
                     self.make(m, ply);
                     // A quiescence search first: only a capture that holds there is worth
                     // the shallower full search.
-                    let mut score = -self.qsearch::<NonPv>(-probcut_beta, -probcut_beta + 1);
+                    let mut score = -self.qsearch::<NonPv>(-probcut_beta, -probcut_beta + 1, true);
                     if score >= probcut_beta {
                         score = -self.search::<NonPv>(
                             -probcut_beta,
@@ -583,6 +586,14 @@ impl Thread<'_> {
                 }
             }
             let new_depth = depth - 1 + extension;
+            // A capture or promotion is reduced only where it is likely to fail anyway (as
+            // in Stockfish 12): at a node expected to cut, among the moves late move
+            // pruning would skip were they quiet, or when even its victim for free leaves
+            // the eval below alpha.
+            let reducible_noisy = depth >= 3
+                && (cut_node
+                    || moves_tried > lmp_limit(depth, improving)
+                    || (!in_check && static_eval + face_gain(m) <= alpha));
 
             // 13. Late move reductions: moves late in the order are searched shallower
             //     with a null window, and again at full depth only if they beat alpha.
@@ -601,7 +612,7 @@ impl Thread<'_> {
             } else if !N::ROOT
                 && depth >= 2
                 && moves_searched > usize::from(N::PV)
-                && (quiet || !tt_pv)
+                && (quiet || reducible_noisy)
             {
                 let r = late_move_reduction(
                     depth,
@@ -665,8 +676,9 @@ impl Thread<'_> {
         }
 
         // 14. No legal move: checkmate or stalemate (or, in a singular search, only the
-        //     excluded move).
-        if moves_searched == 0 {
+        //     excluded move). Moves that were all pruned are not that: pruning starts only
+        //     once a score is in hand (a tablebase win may be one, before any move).
+        if moves_tried == 0 {
             if excluded.is_some() {
                 return alpha;
             }
@@ -702,7 +714,7 @@ impl Thread<'_> {
         if N::PV {
             best_score = best_score.min(max_score);
         }
-        if excluded.is_none() && !N::ROOT {
+        if !N::ROOT {
             let bound = if best_score >= beta {
                 Bound::Lower
             } else if N::PV && best_score > original_alpha {
@@ -735,18 +747,22 @@ impl Thread<'_> {
     /// Searches captures (all moves when in check) until the position is quiet, so that
     /// no leaf is evaluated in the middle of an exchange. The side to move may "stand
     /// pat" on its static evaluation instead of capturing.
-    /// Only `N::PV` matters here: the root is never a quiescence node.
-    pub(super) fn qsearch<N: NodeType>(&mut self, mut alpha: i32, beta: i32) -> i32 {
+    /// Only `N::PV` matters here: the root is never a quiescence node. At its first ply
+    /// (`checks`) it also tries the quiet moves that give check, as Stockfish 12 does: a
+    /// mate or a fork by check is a tactic the captures alone do not see.
+    pub(super) fn qsearch<N: NodeType>(&mut self, mut alpha: i32, beta: i32, checks: bool) -> i32 {
         let ply = self.board.ply();
         let in_check = self.board.pos().is_check();
         if let Some(score) = self.enter::<N>(ply, in_check) {
             return score;
         }
 
+        // A result without quiet checks does not answer a search with them.
+        let tt_depth = if in_check || checks { DEPTH_QS_CHECKS } else { DEPTH_QS };
         let key = self.board.key();
-        let hit = self.shared.tt.probe(key, ply);
+        let hit = self.probe_tt(key, ply);
         if let Some(h) = hit.filter(|_| !N::PV) {
-            if h.cuts(alpha, beta) {
+            if h.depth >= tt_depth && h.cuts(alpha, beta) {
                 return h.score;
             }
         }
@@ -790,8 +806,11 @@ impl Thread<'_> {
         }
 
         let hints =
-            OrderingHints { tt_move: self.tt_move(hit), killers: [None; 2], prev: [None; 2] };
-        let mut picker = MovePicker::new(self.board.pos(), hints, &self.data.hist, in_check);
+            OrderingHints { tt_move: self.tt_move(hit), killers: [None; 2], prev: [None; 4] };
+        let mut picker = MovePicker::quiescence(self.board.pos(), hints, &self.data.hist, in_check);
+        if checks {
+            picker = picker.with_quiet_checks();
+        }
         let futility = static_eval + params::qs_futility_margin();
         let mut best_move = None;
         let mut moves_searched = 0;
@@ -802,9 +821,13 @@ impl Thread<'_> {
                     if !see_ge(self.board.pos(), m, 0) {
                         continue;
                     }
-                    // Delta pruning: even winning the victim for free stays below alpha.
+                    // Delta pruning: even winning the victim for free stays below alpha
+                    // (unless the move checks: the attack may win more).
                     let gain = face_gain(m);
-                    if futility + gain <= alpha && !m.is_promotion() {
+                    if futility + gain <= alpha
+                        && !m.is_promotion()
+                        && !gives_check(self.board.pos(), m)
+                    {
                         best_score = best_score.max(futility + gain);
                         continue;
                     }
@@ -814,7 +837,7 @@ impl Thread<'_> {
                 }
             }
             self.make(m, ply);
-            let score = -self.qsearch::<N>(-beta, -alpha);
+            let score = -self.qsearch::<N>(-beta, -alpha, false);
             self.board.unmake();
             moves_searched += 1;
             if self.should_stop() {
@@ -839,7 +862,7 @@ impl Thread<'_> {
         }
         let bound = if best_score >= beta { Bound::Lower } else { Bound::Upper };
         let mv = best_move.map_or(PackedMove::NONE, PackedMove::of);
-        self.shared.tt.store(key, ply, mv, best_score, raw_eval, DEPTH_QS, bound, tt_pv);
+        self.shared.tt.store(key, ply, mv, best_score, raw_eval, tt_depth, bound, tt_pv);
         best_score
     }
 }

@@ -134,14 +134,20 @@ params! {
     lmr_improving = 1024, 0..=2048, step 128;
 
     // Move ordering.
+    /// History bonus per square of the depth of the cutoff.
+    history_bonus_quadratic = 26, 0..=60, step 3;
     /// History bonus per ply of depth of the cutoff.
-    history_bonus_per_ply = 300, 100..=500, step 20;
+    history_bonus_per_ply = 205, 0..=500, step 20;
     /// Taken off the history bonus.
-    history_bonus_offset = 250, 0..=500, step 25;
+    history_bonus_offset = 205, 0..=500, step 25;
     /// Largest history bonus.
-    history_bonus_max = 1500, 800..=3000, step 100;
+    history_bonus_max = 6850, 1500..=12000, step 300;
     /// A cutoff this far above beta counts as one ply deeper for the history bonus.
     history_bonus_extra_margin = 150, 50..=300, step 12;
+    /// A capture is ordered with the good ones when its exchange loses no more than this
+    /// many 1024ths of its ordering score (victim and capture history): a bishop for a
+    /// defended knight stays good, a queen for a defended pawn does not.
+    good_capture_see_scale = 26, 0..=60, step 3;
     /// Static exchange values of pawn, knight, bishop, rook and queen.
     see_pawn = 200, 150..=250, step 8;
     /// See `see_pawn`.

@@ -5,15 +5,15 @@
 //! The swap loop in its threshold form (as Stockfish writes it): rather than computing
 //! the exchange's value, it tracks whether the side to move is still at or above the
 //! threshold, which needs no gain list. X-rays are found by recomputing slider attacks
-//! through the squares vacated so far. Pins are ignored: SEE is an ordering and pruning
-//! heuristic, not a proof.
+//! through the squares vacated so far. A piece pinned to its king takes no part while
+//! its pinner stands (Stockfish's rule); a promotion puts its new piece on the square.
 
 use shakmaty::{
     attacks::{bishop_attacks, rook_attacks},
     Bitboard, Chess, Color, Move, Position, Role,
 };
 
-use super::params;
+use super::{movegen::pins, params};
 
 /// The exchange value of a piece kind in internal units (the king is never captured).
 #[inline]
@@ -42,21 +42,19 @@ fn attackers(pos: &Chess, sq: shakmaty::Square, occupied: Bitboard) -> Bitboard 
 
 /// Whether `m` wins at least `threshold` in the exchange it starts.
 pub fn see_ge(pos: &Chess, m: Move, threshold: i32) -> bool {
-    let (from, to) = match m {
-        Move::Normal { from, to, promotion: None, .. } => (from, to),
-        // Castling moves nothing capturable; en passant and promotions are close enough
-        // to their face value.
+    let (from, to, mover) = match m {
+        Move::Normal { from, to, role, promotion, .. } => (from, to, promotion.unwrap_or(role)),
+        // Castling moves nothing capturable; en passant is close enough to its face value.
         Move::Castle { .. } => return threshold <= 0,
         Move::EnPassant { .. } => return value(Role::Pawn) >= threshold,
-        Move::Normal { promotion: Some(_), .. } => return face_gain(m) >= threshold,
         Move::Put { .. } => return false,
     };
     let board = pos.board();
-    let mut swap = m.capture().map_or(0, value) - threshold;
+    let mut swap = face_gain(m) - threshold;
     if swap < 0 {
         return false;
     }
-    swap = value(m.role()) - swap;
+    swap = value(mover) - swap;
     if swap <= 0 {
         return true;
     }
@@ -65,13 +63,25 @@ pub fn see_ge(pos: &Chess, m: Move, threshold: i32) -> bool {
     let mut attackers = attackers(pos, to, occupied);
     let diagonal = board.bishops_and_queens();
     let straight = board.rooks_and_queens();
+    // Each side's pieces pinned to its king, and the other side's pieces pinning them,
+    // worked out when that side first has an attacker.
+    let mut pins_by_side: [Option<(Bitboard, Bitboard)>; 2] = [None, None];
     let mut result = true;
     loop {
         stm = !stm;
         attackers &= occupied;
-        let ours = attackers & board.by_color(stm);
+        let mut ours = attackers & board.by_color(stm);
         if ours.is_empty() {
             break;
+        }
+        let (pinned, pinners) = *pins_by_side[stm as usize].get_or_insert_with(|| {
+            board.king_of(stm).map_or((Bitboard(0), Bitboard(0)), |king| pins(board, stm, king))
+        });
+        if (pinners & occupied).any() {
+            ours &= !pinned;
+            if ours.is_empty() {
+                break;
+            }
         }
         result = !result;
         let (role, sq) =
@@ -126,5 +136,33 @@ mod tests {
         // X-ray: the queen behind the rook keeps the exchange going.
         let fen = "3r2k1/8/8/3p4/8/8/3R4/3QK3 w - - 0 1";
         assert!(check(fen, "d2d5", 0));
+    }
+
+    #[test]
+    fn pinned_defenders_do_not_defend() {
+        // The knight on d5 is defended only by the e6 pawn, which the rook on e1 pins to
+        // its king: the bishop wins the knight outright.
+        let fen = "4k3/8/4p3/3n4/8/1B6/8/4R1K1 w - - 0 1";
+        assert!(check(fen, "b3d5", value(Role::Knight)));
+        // Without the rook the pawn recaptures: bishop for knight.
+        let fen = "4k3/8/4p3/3n4/8/1B6/8/6K1 w - - 0 1";
+        assert!(!check(fen, "b3d5", 0));
+        assert!(check(fen, "b3d5", value(Role::Knight) - value(Role::Bishop)));
+    }
+
+    #[test]
+    fn a_promotion_puts_its_new_piece_on_the_square() {
+        let (pawn, rook, queen) = (value(Role::Pawn), value(Role::Rook), value(Role::Queen));
+        // Promoting where the rook takes the new queen loses the pawn.
+        let fen = "1r2k3/P7/8/8/8/8/8/4K3 w - - 0 1";
+        assert!(!check(fen, "a7a8q", 0));
+        assert!(check(fen, "a7a8q", -pawn));
+        // Promoting by taking the rook wins it and the queen's worth over a pawn.
+        assert!(check(fen, "a7b8q", rook + queen - pawn));
+        assert!(!check(fen, "a7b8q", rook + queen - pawn + 1));
+        // Undefended, the promotion wins its face value.
+        let fen = "4k3/P7/8/8/8/8/8/4K3 w - - 0 1";
+        assert!(check(fen, "a7a8q", queen - pawn));
+        assert!(!check(fen, "a7a8q", queen - pawn + 1));
     }
 }

@@ -21,7 +21,16 @@ use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::Relaxed};
 
 use rayon::prelude::*;
 
+use shakmaty::Move;
+
 use crate::types::{is_decisive, score_from_tt, score_to_tt, Bound, PackedMove, MAX_PLY};
+
+/// The key under which the singular search of the position of `key`, every move but
+/// `excluded`, keeps its entry: apart from the full node's, and from the other moves'.
+#[inline]
+pub fn singular_key(key: u64, excluded: Move) -> u64 {
+    key ^ (u64::from(PackedMove::of(excluded).bits()) + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
 
 /// What a probe found.
 #[derive(Clone, Copy, Debug)]
@@ -190,15 +199,16 @@ impl TranspositionTable {
         let _ = self.bucket(key).0[0].data.load(Relaxed);
     }
 
-    /// Looks `key` up; `ply` converts mate scores to the root's distance.
+    /// Looks `key` up; `ply` converts mate scores to the root's distance, and `halfmoves`
+    /// (the fifty-move counter) turns a mate the rule may forbid into a win.
     #[inline]
-    pub fn probe(&self, key: u64, ply: usize) -> Option<Hit> {
+    pub fn probe(&self, key: u64, ply: usize, halfmoves: u32) -> Option<Hit> {
         for e in &self.bucket(key).0 {
             let data = e.data.load(Relaxed);
             if data != 0 && e.check.load(Relaxed) ^ data == key {
                 return Some(Hit {
                     mv: PackedMove::from_bits(data as u16),
-                    score: score_from_tt(i32::from((data >> 16) as u16 as i16), ply),
+                    score: score_from_tt(i32::from((data >> 16) as u16 as i16), ply, halfmoves),
                     eval: i32::from((data >> 32) as u16 as i16),
                     depth: stored_depth(data) - DEPTH_OFFSET,
                     bound: stored_bound(data),
@@ -300,13 +310,13 @@ mod tests {
     fn store_and_probe_round_trip() {
         let tt = TranspositionTable::new(1);
         tt.store(0xDEAD_BEEF, 3, mv(1234), -517, 88, 7, Bound::Lower, true);
-        let hit = tt.probe(0xDEAD_BEEF, 3).expect("stored");
+        let hit = tt.probe(0xDEAD_BEEF, 3, 0).expect("stored");
         assert_eq!((hit.mv, hit.score, hit.eval, hit.depth), (mv(1234), -517, 88, 7));
         assert_eq!(hit.bound, Bound::Lower);
         assert!(hit.pv);
-        assert!(tt.probe(0xDEAD_BEEE, 3).is_none());
+        assert!(tt.probe(0xDEAD_BEEE, 3, 0).is_none());
         tt.clear();
-        assert!(tt.probe(0xDEAD_BEEF, 3).is_none());
+        assert!(tt.probe(0xDEAD_BEEF, 3, 0).is_none());
     }
 
     #[test]
@@ -315,9 +325,9 @@ mod tests {
         // Mate in 5 plies from the root, found at ply 3: mate in 2 plies from the node.
         tt.store(42, 3, PackedMove::NONE, MATE - 5, 0, 4, Bound::Exact, false);
         // Reached again at ply 7, it is mate in 9 plies from the root.
-        assert_eq!(tt.probe(42, 7).unwrap().score, MATE - 9);
+        assert_eq!(tt.probe(42, 7, 0).unwrap().score, MATE - 9);
         tt.store(43, 2, PackedMove::NONE, -(MATE - 6), 0, 4, Bound::Exact, false);
-        assert_eq!(tt.probe(43, 4).unwrap().score, -(MATE - 8));
+        assert_eq!(tt.probe(43, 4, 0).unwrap().score, -(MATE - 8));
     }
 
     #[test]
@@ -333,7 +343,7 @@ mod tests {
         // A fifth position takes the shallowest entry's place.
         store(5, 5, 6, Bound::Lower);
         let present =
-            |keys: &[u64]| keys.iter().map(|&k| tt.probe(k, 0).is_some()).collect::<Vec<_>>();
+            |keys: &[u64]| keys.iter().map(|&k| tt.probe(k, 0, 0).is_some()).collect::<Vec<_>>();
         assert_eq!(present(&[1, 2, 3, 4, 5]), [true, false, true, true, true]);
         // In a new search, an old entry goes before a shallower new one: each search
         // generation counts as eight plies of depth.
@@ -345,12 +355,12 @@ mod tests {
         // The same position is overwritten in place, keeping its move when the new result
         // has none...
         store(6, 0, 3, Bound::Upper);
-        let hit = tt.probe(6, 0).unwrap();
+        let hit = tt.probe(6, 0, 0).unwrap();
         assert_eq!((hit.mv, hit.depth, hit.bound), (mv(6), 3, Bound::Upper));
         // ...but a much deeper exact result of this search is not overwritten by a bound.
         store(7, 7, 12, Bound::Exact);
         store(7, 9, 2, Bound::Lower);
-        let hit = tt.probe(7, 0).unwrap();
+        let hit = tt.probe(7, 0, 0).unwrap();
         assert_eq!((hit.mv, hit.depth, hit.bound), (mv(7), 12, Bound::Exact));
         assert_eq!(present(&[3, 4, 6, 7]), [true; 4]);
     }
@@ -360,7 +370,7 @@ mod tests {
         let tt = TranspositionTable::new(2);
         assert_eq!(tt.megabytes(), 2);
         tt.store(9, 0, PackedMove::NONE, 10, 10, -1, Bound::Upper, false);
-        assert_eq!(tt.probe(9, 0).unwrap().depth, -1);
+        assert_eq!(tt.probe(9, 0, 0).unwrap().depth, -1);
         assert_eq!(TranspositionTable::new(0).buckets.len(), 1);
     }
 
