@@ -111,11 +111,22 @@ fn command_words() -> Vec<String> {
 fn main() -> ExitCode {
     match run(Cli::parse_from(command_words())) {
         Ok(()) => ExitCode::SUCCESS,
+        // The reader went away (`nue perft 6 | head`): nothing is left to say.
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::FAILURE
         }
     }
+}
+
+/// Whether an error comes from writing to a pipe whose reader has closed it.
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 fn run(cli: Cli) -> Result<()> {
@@ -130,7 +141,7 @@ fn run(cli: Cli) -> Result<()> {
         }
         Some(Command::Bench { depth }) => {
             let result = nue::bench::run(depth, true)?;
-            println!("{} nodes {} nps", result.nodes, result.nps());
+            writeln!(std::io::stdout(), "{} nodes {} nps", result.nodes, result.nps())?;
             Ok(())
         }
         Some(Command::Perft { depth, fen }) => nue::tools::perft(depth, fen.as_deref()),
@@ -154,7 +165,7 @@ fn run(cli: Cli) -> Result<()> {
         }
         Some(Command::WdlFit(args)) => nue::wdl::run_fit(&args).map(|_| ()),
         Some(Command::Spsa) => {
-            print!("{}", nue::search::params::spsa_input());
+            write!(std::io::stdout(), "{}", nue::search::params::spsa_input())?;
             if !cfg!(feature = "tune") {
                 eprintln!(
                     "note: this build has no parameter options; build the engine to tune \

@@ -1,6 +1,8 @@
 //! Move-generation counts (`nue perft`, `go perft`): the number of leaf positions of the
 //! full legal game tree to a fixed depth, the standard check of a move generator.
 
+use std::io::{self, Write};
+
 use shakmaty::{CastlingMode, Chess, Move, Position};
 
 /// Leaf count of the legal game tree below `pos` at `depth`.
@@ -36,17 +38,23 @@ pub fn divide(pos: &Chess, depth: u32) -> Vec<(Move, u64)> {
         .collect()
 }
 
-/// Prints the divide of `pos` at `depth` and the total, in UCI notation.
-pub fn print_divide(pos: &Chess, depth: u32, mode: CastlingMode) -> u64 {
+/// Writes the divide of `pos` at `depth` and the total, in UCI notation, to `out`.
+pub fn print_divide(
+    pos: &Chess,
+    depth: u32,
+    mode: CastlingMode,
+    out: &mut impl Write,
+) -> io::Result<u64> {
     let start = std::time::Instant::now();
     let counts = divide(pos, depth);
     let total = if depth == 0 { 1 } else { counts.iter().map(|&(_, n)| n).sum() };
     for (m, n) in counts {
-        println!("{}: {n}", m.to_uci(mode));
+        writeln!(out, "{}: {n}", m.to_uci(mode))?;
     }
     let secs = start.elapsed().as_secs_f64();
-    println!();
-    println!("Nodes searched: {total}");
-    println!("Time: {:.3} s ({:.0} nodes/s)", secs, total as f64 / secs.max(1e-9));
-    total
+    writeln!(out)?;
+    writeln!(out, "Nodes searched: {total}")?;
+    writeln!(out, "Time: {:.3} s ({:.0} nodes/s)", secs, total as f64 / secs.max(1e-9))?;
+    out.flush()?;
+    Ok(total)
 }

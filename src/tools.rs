@@ -1,6 +1,6 @@
 //! Small subcommands that print things: `nue eval`, `nue perft`.
 
-use std::path::Path;
+use std::{io::Write, path::Path};
 
 use anyhow::Result;
 use shakmaty::{CastlingMode, Chess, Color, Position};
@@ -28,15 +28,17 @@ pub fn eval(fen: Option<&str>, net: Option<&Path>) -> Result<()> {
     let raw = net.evaluate(Simd::detect(), pos.board(), pos.turn());
     let internal = to_internal(raw);
     let white = if pos.turn() == Color::White { internal } else { -internal };
-    println!("raw network output: {raw} (side to move)");
-    println!("NNUE value: {internal} internal units (side to move)");
-    println!("evaluation: {:+.2} pawns (White's view)", f64::from(internal_to_cp(white)) / 100.0);
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "raw network output: {raw} (side to move)")?;
+    writeln!(out, "NNUE value: {internal} internal units (side to move)")?;
+    let pawns = f64::from(internal_to_cp(white)) / 100.0;
+    writeln!(out, "evaluation: {pawns:+.2} pawns (White's view)")?;
     Ok(())
 }
 
 /// `nue perft`: leaf counts per root move and in total.
 pub fn perft(depth: u32, fen: Option<&str>) -> Result<()> {
     let pos = position(fen)?;
-    crate::perft::print_divide(&pos, depth, pos.castles().mode());
+    crate::perft::print_divide(&pos, depth, pos.castles().mode(), &mut std::io::stdout().lock())?;
     Ok(())
 }

@@ -47,3 +47,22 @@ fn standard_positions() {
 fn chess960_positions() {
     run_suite("chess960.epd", CastlingMode::Chess960);
 }
+
+/// `nue perft 5 | head -1`: when the reader closes the pipe, the command ends quietly and
+/// successfully instead of panicking on the failed write. The pipe is closed before the
+/// count (tens of milliseconds at least) is done.
+#[test]
+fn a_closed_pipe_ends_the_command_quietly() {
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_nue"))
+        .args(["perft", "5"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{:?}: {stderr}", out.status);
+    assert!(stderr.is_empty(), "{stderr}");
+}

@@ -334,7 +334,9 @@ impl Uci {
         if args.first() == Some(&"perft") {
             match args.get(1).map(|d| d.parse::<u32>()) {
                 Some(Ok(d)) => {
-                    crate::perft::print_divide(engine.position(), d.min(12), mode);
+                    let mut out = std::io::stdout().lock();
+                    let _ =
+                        crate::perft::print_divide(engine.position(), d.min(12), mode, &mut out);
                 }
                 _ => send("info string usage: go perft <depth>"),
             }
