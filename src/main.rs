@@ -135,9 +135,7 @@ fn run(cli: Cli) -> Result<()> {
         Some(Command::Genfens { words }) => {
             let args = nue::datagen::genfens::GenfensArgs::parse(&words)?;
             let mut out = std::io::stdout().lock();
-            nue::datagen::genfens::run(&args, &mut |fen| {
-                let _ = writeln!(out, "info string genfens {fen}");
-            })
+            nue::datagen::genfens::run(&args, &mut |fen| writeln!(out, "info string genfens {fen}"))
         }
         Some(Command::Bench { depth }) => {
             let result = nue::bench::run(depth, true)?;

@@ -10,7 +10,7 @@
 //! or 0 with a book; one more every other opening), `bound=CP` the score bound (default
 //! 400) and `nodes=N` the search's soft node limit (default 5000).
 
-use std::{collections::HashSet, path::PathBuf};
+use std::{collections::HashSet, io, path::PathBuf};
 
 use anyhow::{bail, ensure, Context, Result};
 use shakmaty::{fen::Fen, EnPassantMode};
@@ -18,8 +18,9 @@ use shakmaty::{fen::Fen, EnPassantMode};
 use super::{
     game::{choose_opening, game_rng, Openings},
     player::{NuePlayer, DEFAULT_NODES},
+    random_plies, DEFAULT_OPENING_BOUND,
 };
-use crate::book;
+use crate::{board::key_of, book};
 
 /// What `genfens` was asked for.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -56,8 +57,8 @@ impl GenfensArgs {
             count: usize::try_from(count).context("N is too large")?,
             seed: 0,
             book: None,
-            random_plies: 8,
-            bound: 400,
+            random_plies: 0,
+            bound: DEFAULT_OPENING_BOUND,
             nodes: DEFAULT_NODES,
         };
         let mut rest = words[1..].iter();
@@ -92,13 +93,14 @@ impl GenfensArgs {
         }
         ensure!(seen_seed, "the seed is missing ({USAGE})");
         ensure!(args.nodes > 0, "nodes must be at least 1");
-        args.random_plies = plies.unwrap_or(if args.book.is_some() { 0 } else { 8 });
+        args.random_plies = random_plies(plies, args.book.is_some());
         Ok(args)
     }
 }
 
-/// Finds the positions and hands each to `emit` as a FEN, in order.
-pub fn run(args: &GenfensArgs, emit: &mut dyn FnMut(&str)) -> Result<()> {
+/// Finds the positions and hands each to `emit` as a FEN, in order; stops at the first
+/// error `emit` returns (the reader went away).
+pub fn run(args: &GenfensArgs, emit: &mut dyn FnMut(&str) -> io::Result<()>) -> Result<()> {
     let openings = match &args.book {
         Some(path) => Openings::Book(book::load(path)?),
         None => Openings::Start,
@@ -126,11 +128,9 @@ pub fn run(args: &GenfensArgs, emit: &mut dyn FnMut(&str)) -> Result<()> {
             &|| false,
         )?
         .expect("never abandoned");
-        let fen = Fen::from_position(&opening.start, EnPassantMode::Legal).to_string();
-        // Distinct as positions: the move counters do not make a new one.
-        let position: String = fen.split(' ').take(4).collect::<Vec<_>>().join(" ");
-        if seen.insert(position) {
-            emit(&fen);
+        // Distinct as positions (the key leaves the move counters out).
+        if seen.insert(key_of(&opening.start)) {
+            emit(&Fen::from_position(&opening.start, EnPassantMode::Legal).to_string())?;
         }
     }
     Ok(())

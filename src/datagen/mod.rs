@@ -38,6 +38,15 @@ pub mod genfens;
 mod player;
 mod tally;
 
+/// Largest score of a kept opening's first search, centipawns either way, unless told.
+pub const DEFAULT_OPENING_BOUND: i32 = 400;
+
+/// Random plies at the start of a game: as asked, else 8 from the start position and none
+/// after a book position (the book already varies the games).
+pub fn random_plies(asked: Option<usize>, with_book: bool) -> usize {
+    asked.unwrap_or(if with_book { 0 } else { 8 })
+}
+
 use std::{
     collections::HashMap,
     path::PathBuf,
@@ -106,7 +115,7 @@ pub struct DatagenArgs {
     #[arg(long)]
     pub random_plies: Option<usize>,
     /// Discard an opening whose first search scores beyond this, centipawns.
-    #[arg(long, default_value_t = 400)]
+    #[arg(long, default_value_t = DEFAULT_OPENING_BOUND)]
     pub opening_bound: i32,
     /// Adjudicate a win once |score| stays at least this (centipawns, one side)...
     #[arg(long, default_value_t = 1000)]
@@ -186,7 +195,7 @@ pub fn run(args: &DatagenArgs) -> Result<Summary> {
         Some(path) => Openings::Book(book::load(path)?),
         None => Openings::Start,
     };
-    let random_plies = args.random_plies.unwrap_or(if args.book.is_some() { 0 } else { 8 });
+    let random_plies = random_plies(args.random_plies, args.book.is_some());
     let rules = Rules {
         opening_bound: args.opening_bound,
         win_bound: args.win_bound,

@@ -331,8 +331,8 @@ pub fn pins(board: &Board, us: Color, king: Square) -> (Bitboard, Bitboard) {
 }
 
 /// The legal move of `pos` that packs to `code` (a move read from the table), if any: the
-/// same answer as `code.find_in(&pos.legal_moves())`, found without generating every move (the move is
-/// rebuilt from the board, then checked against the board by [`is_legal`]).
+/// same answer as `code.find_in(&pos.legal_moves())`, found without generating every move
+/// (the move is rebuilt from the board, then checked against the board by [`is_legal`]).
 pub fn unpack(pos: &Chess, code: PackedMove) -> Option<Move> {
     let (from, to) = (code.from(), code.to());
     let board = pos.board();
