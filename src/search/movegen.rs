@@ -6,8 +6,9 @@
 //! only if no capture cuts, and quiescence wants the noisy ones alone, so both lists are
 //! generated here from shakmaty's attack tables, in the order shakmaty's `legal_moves`
 //! gives them (en passant, then pawns, knights, bishops, rooks, queens, king and
-//! castling, each by origin and then target square): the move picker orders them as it
-//! would shakmaty's list, so the search is the same node for node.
+//! castling, each by origin and then target square), the quiet ones as splitting that
+//! list leaves them: the move picker orders them as it would shakmaty's list, so the
+//! search is the same node for node.
 
 use shakmaty::{
     attacks, Bitboard, Board, CastlingSide, Chess, Color, EnPassantMode, Move, MoveList, Position,
@@ -19,10 +20,11 @@ use crate::types::PackedMove;
 const FILE_A: Bitboard = Bitboard(0x0101_0101_0101_0101);
 const FILE_H: Bitboard = Bitboard(0x8080_8080_8080_8080);
 
-/// Which moves [`noisy_moves`] and [`legal_moves`] generate.
+/// Which moves [`generate`] yields.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Moves {
     Noisy,
+    Quiet,
     All,
 }
 
@@ -32,20 +34,74 @@ pub fn noisy_moves(pos: &Chess, moves: &mut MoveList) {
     generate(pos, Moves::Noisy, moves);
 }
 
+/// Appends the legal quiet moves of a position that is not in check to `moves`, in the
+/// order they would have after generating every legal move and moving the noisy ones to
+/// the front by `movepick::split`'s swaps: the order the search tries equal-scored quiets
+/// in. Each of those swaps sends the first quiet move found so far behind the last, so
+/// here each noisy move, in its place in generation order, does that to the quiet moves
+/// found before it, and is not generated itself.
+pub fn quiet_moves(pos: &Chess, moves: &mut MoveList) {
+    generate(pos, Moves::Quiet, moves);
+}
+
 /// Appends every legal move of a position that is not in check to `moves`: shakmaty's
 /// `legal_moves`, in its order.
 pub fn legal_moves(pos: &Chess, moves: &mut MoveList) {
     generate(pos, Moves::All, moves);
 }
 
+/// Where [`generate`] puts what it finds.
+struct Sink<'a> {
+    moves: &'a mut MoveList,
+    which: Moves,
+    /// For [`Moves::Quiet`], the quiet moves found so far are `moves[front..]`; the ones
+    /// before, from `start`, are stale copies left by rotating them to the back.
+    start: usize,
+    front: usize,
+}
+
+impl Sink<'_> {
+    #[inline]
+    fn quiet(&mut self, m: Move) {
+        debug_assert!(self.which != Moves::Noisy);
+        self.push(m);
+    }
+
+    /// A noisy move, made only if it is to be kept.
+    #[inline]
+    fn noisy(&mut self, m: impl FnOnce() -> Move) {
+        if self.which != Moves::Quiet {
+            self.moves.push(m());
+        } else if self.front < self.moves.len() {
+            let first = self.moves[self.front];
+            self.push(first);
+            self.front += 1;
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, m: Move) {
+        if self.moves.is_full() {
+            // Only the stale copies can make the list full: at most 218 moves are legal.
+            self.compact();
+        }
+        self.moves.push(m);
+    }
+
+    fn compact(&mut self) {
+        self.moves.drain(self.start..self.front);
+        self.front = self.start;
+    }
+}
+
 fn generate(pos: &Chess, which: Moves, moves: &mut MoveList) {
     debug_assert!(!pos.is_check(), "evasions come from shakmaty's legal_moves");
-    let all = which == Moves::All;
+    let quiets = which != Moves::Noisy;
     let board = pos.board();
     let us = pos.turn();
     let them = pos.them();
     let occupied = board.occupied();
-    let targets = if all { !pos.us() } else { them };
+    let targets = if quiets { !pos.us() } else { them };
     let king = board.king_of(us).expect("a legal position has a king");
     let pinned = pinned(pos, king);
     // Where a piece may go as far as pins are concerned: anywhere, or along the line
@@ -53,38 +109,44 @@ fn generate(pos: &Chess, which: Moves, moves: &mut MoveList) {
     let pin_line =
         |from| if pinned.contains(from) { attacks::ray(king, from) } else { Bitboard::FULL };
     let safe = |from, to| pin_line(from).contains(to);
+    let start = moves.len();
+    let mut out = Sink { moves, which, start, front: start };
 
-    if let Some(to) = pos.ep_square(EnPassantMode::PseudoLegal) {
-        for from in board.pawns() & pos.us() & attacks::pawn_attacks(!us, to) {
-            // Both pawns leave their rank at once, so a pin along it is checked here.
-            let captured = Square::from_coords(to.file(), from.rank());
-            let after = occupied.without(from).without(captured).with(to);
-            if board.attacks_to(king, !us, after).without(captured).is_empty() {
-                moves.push(Move::EnPassant { from, to });
-            }
-        }
-    }
-
-    // Pawn captures toward the a-file, then toward the h-file; each direction's plain
-    // captures before its capturing promotions.
     let pawns = pos.our(Role::Pawn);
     let (forward, west, east, double_rank) = match us {
         Color::White => (8, 7, 9, Rank::Fourth),
         Color::Black => (-8, -9, -7, Rank::Fifth),
     };
-    for (offset, edge) in [(west, FILE_A), (east, FILE_H)] {
-        let captures = (pawns & !edge).shift(offset) & them;
-        for to in captures & !Bitboard::BACKRANKS {
-            let from = to.offset(-offset).expect("shifted from a square");
-            if safe(from, to) {
-                moves.push(normal(pos, Role::Pawn, from, to, None));
+    // En passant and the other pawn captures come before any quiet move: for the quiet
+    // moves alone they change nothing.
+    if which != Moves::Quiet {
+        if let Some(to) = pos.ep_square(EnPassantMode::PseudoLegal) {
+            for from in board.pawns() & pos.us() & attacks::pawn_attacks(!us, to) {
+                // Both pawns leave their rank at once, so a pin along it is checked here.
+                let captured = Square::from_coords(to.file(), from.rank());
+                let after = occupied.without(from).without(captured).with(to);
+                if board.attacks_to(king, !us, after).without(captured).is_empty() {
+                    out.noisy(|| Move::EnPassant { from, to });
+                }
             }
         }
-        for to in captures & Bitboard::BACKRANKS {
-            let from = to.offset(-offset).expect("shifted from a square");
-            if safe(from, to) {
-                for promotion in PROMOTIONS {
-                    moves.push(normal(pos, Role::Pawn, from, to, Some(promotion)));
+
+        // Pawn captures toward the a-file, then toward the h-file; each direction's plain
+        // captures before its capturing promotions.
+        for (offset, edge) in [(west, FILE_A), (east, FILE_H)] {
+            let captures = (pawns & !edge).shift(offset) & them;
+            for to in captures & !Bitboard::BACKRANKS {
+                let from = to.offset(-offset).expect("shifted from a square");
+                if safe(from, to) {
+                    out.noisy(|| normal(pos, Role::Pawn, from, to, None));
+                }
+            }
+            for to in captures & Bitboard::BACKRANKS {
+                let from = to.offset(-offset).expect("shifted from a square");
+                if safe(from, to) {
+                    for promotion in PROMOTIONS {
+                        out.noisy(|| normal(pos, Role::Pawn, from, to, Some(promotion)));
+                    }
                 }
             }
         }
@@ -92,28 +154,33 @@ fn generate(pos: &Chess, which: Moves, moves: &mut MoveList) {
     // Pushes by one square, then the promotions among them (only the queen's is noisy),
     // then pushes by two.
     let single = pawns.shift(forward) & !occupied;
-    if all {
+    if quiets {
         for to in single & !Bitboard::BACKRANKS {
             let from = to.offset(-forward).expect("shifted from a square");
             if safe(from, to) {
-                moves.push(quiet(Role::Pawn, from, to, None));
+                out.quiet(quiet(Role::Pawn, from, to, None));
             }
         }
     }
-    let promotions = if all { &PROMOTIONS[..] } else { &PROMOTIONS[..1] };
+    let promotions = if quiets { &PROMOTIONS[..] } else { &PROMOTIONS[..1] };
     for to in single & Bitboard::BACKRANKS {
         let from = to.offset(-forward).expect("shifted from a square");
         if safe(from, to) {
             for &promotion in promotions {
-                moves.push(quiet(Role::Pawn, from, to, Some(promotion)));
+                let m = quiet(Role::Pawn, from, to, Some(promotion));
+                if promotion == Role::Queen {
+                    out.noisy(|| m);
+                } else {
+                    out.quiet(m);
+                }
             }
         }
     }
-    if all {
+    if quiets {
         for to in single.shift(forward) & !occupied & Bitboard::from_rank(double_rank) {
             let from = to.offset(-2 * forward).expect("shifted from a square");
             if safe(from, to) {
-                moves.push(quiet(Role::Pawn, from, to, None));
+                out.quiet(quiet(Role::Pawn, from, to, None));
             }
         }
     }
@@ -122,7 +189,11 @@ fn generate(pos: &Chess, which: Moves, moves: &mut MoveList) {
         for from in pos.our(role) {
             let reach = attacks::attacks(from, role.of(us), occupied) & pin_line(from);
             for to in reach & targets {
-                moves.push(normal(pos, role, from, to, None));
+                if them.contains(to) {
+                    out.noisy(|| normal(pos, role, from, to, None));
+                } else {
+                    out.quiet(quiet(role, from, to, None));
+                }
             }
         }
     }
@@ -130,15 +201,24 @@ fn generate(pos: &Chess, which: Moves, moves: &mut MoveList) {
     // nothing of theirs attacks that square as the board stands.
     for to in attacks::king_attacks(king) & targets {
         if board.attacks_to(to, !us, occupied).is_empty() {
-            moves.push(normal(pos, Role::King, king, to, None));
-        }
-    }
-    if all {
-        for side in [CastlingSide::KingSide, CastlingSide::QueenSide] {
-            if pos.castles().has(us, side) {
-                moves.extend(pos.castling_moves(side));
+            if them.contains(to) {
+                out.noisy(|| normal(pos, Role::King, king, to, None));
+            } else {
+                out.quiet(quiet(Role::King, king, to, None));
             }
         }
+    }
+    if quiets {
+        for side in [CastlingSide::KingSide, CastlingSide::QueenSide] {
+            if pos.castles().has(us, side) {
+                for m in pos.castling_moves(side) {
+                    out.quiet(m);
+                }
+            }
+        }
+    }
+    if which == Moves::Quiet {
+        out.compact();
     }
 }
 
@@ -497,6 +577,13 @@ mod tests {
             moves.clear();
             legal_moves(pos, &mut moves);
             assert_eq!(moves, legal, "{fen}");
+            // After some moves already listed, as the picker has them.
+            let mut split = legal.clone();
+            let noisy = crate::search::movepick::split(&mut split);
+            moves.clear();
+            moves.extend(split[..noisy].iter().copied());
+            quiet_moves(pos, &mut moves);
+            assert_eq!(moves, split, "{fen}");
             checked += 1;
         }
         if depth > 0 {

@@ -19,7 +19,7 @@ use shakmaty::{Chess, Color, Move, MoveList, Position, Role};
 
 use super::{
     history::{Contexts, Histories},
-    movegen::{is_legal, legal_moves, noisy_moves, unpack, CheckSquares},
+    movegen::{is_legal, noisy_moves, quiet_moves, unpack, CheckSquares},
     params,
     see::{see_ge, value},
 };
@@ -36,7 +36,7 @@ pub fn is_noisy(m: Move) -> bool {
 /// ones end up in the order the swaps leave them, which is the order equal-scored quiets
 /// are tried in (the search was tuned with it; a stable split, with staged generation's
 /// speed, played −9.7 ± 21.6 and −4.0 ± 14.7 Elo in two SPRTs: `docs/sprt-log.md`).
-fn split(moves: &mut [Move]) -> usize {
+pub(super) fn split(moves: &mut [Move]) -> usize {
     let mut noisy = 0;
     for i in 0..moves.len() {
         if is_noisy(moves[i]) {
@@ -109,21 +109,38 @@ impl MovePicker {
     /// A picker over every legal move (`with_quiets`), or over the noisy ones only. In check
     /// every evasion counts, so a picker there must be made `with_quiets`.
     pub fn new(pos: &Chess, hints: OrderingHints, hist: &Histories, with_quiets: bool) -> Self {
-        let mut picker = MovePicker::quiescence(pos, hints, hist, with_quiets);
-        picker.tt_move = picker.tt_move.filter(|&m| with_quiets || is_noisy(m));
-        picker
+        let tt_move = hints.tt_move.and_then(|code| unpack(pos, code));
+        let tt_move = tt_move.filter(|&m| with_quiets || is_noisy(m));
+        MovePicker::build(pos, hints, hist, with_quiets, tt_move, false)
     }
 
     /// The quiescence search's picker: as [`MovePicker::new`], but the stored move is
-    /// tried even when it is quiet (it was best here before).
+    /// tried even when it is quiet (it was best here before), and with `quiet_checks` a
+    /// noisy-only picker then yields the quiet moves that give check, in generation order
+    /// (the first ply of quiescence).
     pub fn quiescence(
         pos: &Chess,
         hints: OrderingHints,
         hist: &Histories,
         with_quiets: bool,
+        quiet_checks: bool,
     ) -> Self {
         let tt_move = hints.tt_move.and_then(|code| unpack(pos, code));
-        let counter = hist.counter(hints.prev[0]);
+        MovePicker::build(pos, hints, hist, with_quiets, tt_move, quiet_checks)
+    }
+
+    /// The picker itself, built where the caller keeps it: it holds two move-sized
+    /// arrays of 256 entries (3 KB), which a builder taking and returning it by value
+    /// would copy.
+    #[inline(always)]
+    fn build(
+        pos: &Chess,
+        hints: OrderingHints,
+        hist: &Histories,
+        with_quiets: bool,
+        tt_move: Option<Move>,
+        quiet_checks: bool,
+    ) -> Self {
         MovePicker {
             moves: MoveList::new(),
             scores: ArrayVec::new(),
@@ -134,21 +151,14 @@ impl MovePicker {
             tt_move,
             killers: hints.killers,
             prev: hints.prev,
-            counter,
+            counter: hist.counter(hints.prev[0]),
             skip_quiets: !with_quiets,
             noisy_only: !with_quiets,
-            quiet_checks: false,
+            quiet_checks: quiet_checks && !with_quiets,
             check_squares: None,
             quiets_generated: false,
             turn: pos.turn(),
         }
-    }
-
-    /// A noisy-only picker that then yields the quiet moves giving check, in generation
-    /// order (the first ply of quiescence).
-    pub fn with_quiet_checks(mut self) -> Self {
-        self.quiet_checks = self.noisy_only;
-        self
     }
 
     /// Generates the noisy moves of `pos`, or in check every legal move, noisy ones first.
@@ -165,18 +175,13 @@ impl MovePicker {
         self.quiets_generated = true;
     }
 
-    /// Appends the quiet moves, unless `generate` already did: every legal move is
-    /// generated after the noisy ones, split, and the second copy of the noisy moves
-    /// dropped.
+    /// Appends the quiet moves, unless `generate` already did, in the order the split of
+    /// every legal move would leave them (see [`quiet_moves`]).
     fn generate_quiets(&mut self, pos: &Chess) {
         if self.quiets_generated {
             return;
         }
-        let start = self.moves.len();
-        legal_moves(pos, &mut self.moves);
-        let noisy = split(&mut self.moves[start..]);
-        debug_assert_eq!(noisy, self.noisy);
-        self.moves.drain(start..start + noisy);
+        quiet_moves(pos, &mut self.moves);
         self.quiets_generated = true;
     }
 

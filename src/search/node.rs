@@ -807,10 +807,8 @@ impl Thread<'_> {
 
         let hints =
             OrderingHints { tt_move: self.tt_move(hit), killers: [None; 2], prev: [None; 4] };
-        let mut picker = MovePicker::quiescence(self.board.pos(), hints, &self.data.hist, in_check);
-        if checks {
-            picker = picker.with_quiet_checks();
-        }
+        let mut picker =
+            MovePicker::quiescence(self.board.pos(), hints, &self.data.hist, in_check, checks);
         let futility = static_eval + params::qs_futility_margin();
         let mut best_move = None;
         let mut moves_searched = 0;
