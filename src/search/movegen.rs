@@ -474,6 +474,24 @@ mod tests {
         assert!(checked > 50_000, "only {checked} positions compared");
     }
 
+    /// The quiet moves come out the same however full the list already is: rotating them
+    /// leaves stale copies behind, which are dropped early when the list fills up.
+    #[test]
+    fn quiet_moves_fill_a_nearly_full_list() {
+        let fen = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1";
+        let pos: Chess = fen.parse::<Fen>().unwrap().into_position(CastlingMode::Standard).unwrap();
+        let mut expected = pos.legal_moves();
+        let noisy = crate::search::movepick::split(&mut expected);
+        let quiet = &expected[noisy..];
+        let filler = expected[0];
+        for already in 0..=MoveList::new().capacity() - quiet.len() {
+            let mut moves = MoveList::new();
+            moves.extend(std::iter::repeat_n(filler, already));
+            quiet_moves(&pos, &mut moves);
+            assert_eq!(&moves[already..], quiet, "{already} moves listed before");
+        }
+    }
+
     /// The same walk: `gives_check`, and `CheckSquares` worked out once a position, agree
     /// with playing the move and asking.
     #[test]
