@@ -116,8 +116,8 @@ impl MovePicker {
 
     /// The quiescence search's picker: as [`MovePicker::new`], but the stored move is
     /// tried even when it is quiet (it was best here before), and with `quiet_checks` a
-    /// noisy-only picker then yields the quiet moves that give check, in generation order
-    /// (the first ply of quiescence).
+    /// noisy-only picker then yields the quiet moves that give check, unordered: as the
+    /// quiet list has them (the first ply of quiescence).
     pub fn quiescence(
         pos: &Chess,
         hints: OrderingHints,
