@@ -270,6 +270,7 @@ pub fn run(args: &TrainArgs) -> Result<TrainReport> {
             bar.set_message(format!("loss {:.5}", epoch_loss.mean()));
         }
         bar.finish_and_clear();
+        model.sync();
         let seconds = start.elapsed().as_secs_f64();
         validation_loss = model.loss(&validation_batch, validation_lambda, scale).mean();
         let speed = training.len() as f64 / seconds;

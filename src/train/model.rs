@@ -5,8 +5,11 @@
 //! and 640 "P" virtual inputs (spec §10.3). Its weights are stored in eight column
 //! chunks of 32 lanes (`[chunk][row][32]`), so the sparse backward pass and the optimiser
 //! can run on the chunks in parallel without sharing a byte. The forward pass reads the
-//! coalesced rows `E[f] = W[f] + W[K(f)] + W[P(f)]`, rebuilt after every step, so each
-//! active feature costs one row, as in inference.
+//! coalesced rows `E[f] = W[f] + W[K(f)] + W[P(f)]`, so each active feature costs one
+//! row, as in inference. A step changes every row (the factoriser's rows reach all of
+//! them), but a batch reads only the rows of its own features, about two fifths of
+//! them: each training step brings just those up to date before its forward pass, and
+//! [`Model::sync`] the rest when the whole model is read (validation, export).
 //!
 //! Because every feature of a perspective shares its king block, the factoriser's
 //! gradients follow from the real ones: `dK[k] = Σ_{f in block k} dW[f]` (the K input's
@@ -235,6 +238,9 @@ pub struct Model {
     /// Coalesced real rows `W[f] + W[K(f)] + W[P(f)]`, all 256 lanes of a row together,
     /// which is what the forward pass reads (one contiguous kilobyte per feature).
     coalesced: Vec<Row>,
+    /// The coalesced rows lag the weights: a step was taken since the last
+    /// [`Model::coalesce`]. Only a training step's own rows are then up to date.
+    stale: bool,
     /// Everything after the feature transformer's weights.
     pub dense: Box<Dense>,
     /// `dense` on the integer grid: what the forward pass uses (see [`Model::forward`]).
@@ -407,6 +413,7 @@ impl Model {
         let mut model = Model {
             chunks,
             coalesced: vec![[[0f32; LANES]; CHUNKS]; INPUTS],
+            stale: true,
             on_grid: dense.on_grid(),
             dense,
             dense_m: Box::new(Dense::zeroed()),
@@ -422,10 +429,32 @@ impl Model {
     /// Rebuilds the coalesced rows from the chunks' weights, in parallel over blocks of
     /// rows.
     pub fn coalesce(&mut self) {
+        self.coalesce_rows(None);
+        self.stale = false;
+    }
+
+    /// Brings the coalesced rows up to date after training steps, so that the whole
+    /// model can be read ([`Model::loss`], [`Model::evaluate`], [`Model::quantize`]).
+    pub fn sync(&mut self) {
+        if self.stale {
+            self.coalesce();
+        }
+    }
+
+    /// Rebuilds the coalesced rows marked in `only` (indexed by row), or all of them.
+    fn coalesce_rows(&mut self, only: Option<&[bool]>) {
         let (chunks, snap) = (&self.chunks, self.quantization_aware);
         self.coalesced.par_chunks_mut(COALESCE_ROWS).enumerate().for_each(|(b, rows)| {
-            simd::coalesce_block(chunks, b * COALESCE_ROWS, rows, snap);
+            let first = b * COALESCE_ROWS;
+            let only = only.map(|o| &o[first..first + rows.len()]);
+            simd::coalesce_block(chunks, first, rows, snap, only);
         });
+    }
+
+    /// Panics when the coalesced rows lag the weights: a caller read the model between
+    /// training steps without [`Model::sync`].
+    fn assert_synced(&self) {
+        assert!(!self.stale, "the model was read after a training step without Model::sync");
     }
 
     /// The dense parameters the forward pass computes with: on the integer grid when
@@ -496,6 +525,7 @@ impl Model {
 
     /// Evaluates one position (feature lists, side to move first) in internal units.
     pub fn evaluate(&self, features: &[[u16; MAX_ACTIVE]; 2], count: usize) -> f32 {
+        self.assert_synced();
         simd::evaluate(self, features, count)
     }
 
@@ -513,13 +543,15 @@ impl Model {
 
     /// As [`Model::loss`], measured by `objective`.
     pub fn loss_of(&self, batch: &Batch, lambda: f32, scale: f32, objective: Objective) -> Loss {
+        self.assert_synced();
         let indices: Vec<usize> = (0..batch.len()).collect();
         let blocks: Vec<Loss> = indices
             .par_chunks(SUM_BLOCK)
             .map(|block| {
                 let mut loss = Loss::default();
                 for &i in block {
-                    let out = self.evaluate(&batch.features[i], usize::from(batch.counts[i]));
+                    let features = &batch.features[i];
+                    let out = simd::evaluate(self, features, usize::from(batch.counts[i]));
                     let p = target(batch.scores[i], batch.results[i], lambda, scale);
                     loss.add(Loss { sum: objective.value(p, out / scale), count: 1 });
                 }
@@ -623,7 +655,20 @@ impl Model {
         scratch.l1_wt.resize(HIDDEN, [[0f32; LANES]; 2 * CHUNKS]);
         scratch.touched.resize(INPUTS, false);
 
-        // 1. Forward and dense backward, in fixed slices summed in order so that a seed
+        // 1. The rows this batch reads and writes; the forward pass needs them up to date.
+        let touched = &mut scratch.touched;
+        for (f, &count) in batch.features.iter().zip(&batch.counts) {
+            for side in f {
+                for &i in &side[..usize::from(count)] {
+                    touched[usize::from(i)] = true;
+                }
+            }
+        }
+        if self.stale {
+            self.coalesce_rows(Some(touched));
+        }
+
+        // 2. Forward and dense backward, in fixed slices summed in order so that a seed
         //    reproduces a run whatever the thread count.
         for (i, row) in self.forward_params().l1_w.iter().enumerate() {
             for (o, &w) in row.iter().enumerate() {
@@ -652,24 +697,16 @@ impl Model {
             }
         }
 
-        // 2. Rows touched by this batch, in ascending order.
-        let touched = &mut scratch.touched;
-        for (f, &count) in batch.features.iter().zip(&batch.counts) {
-            for side in f {
-                for &i in &side[..usize::from(count)] {
-                    touched[usize::from(i)] = true;
-                }
-            }
-        }
+        // 3. The touched rows, in ascending order.
         scratch.rows.clear();
-        for (i, t) in touched.iter_mut().enumerate() {
+        for (i, t) in scratch.touched.iter_mut().enumerate() {
             if *t {
                 scratch.rows.push(i);
                 *t = false;
             }
         }
 
-        // 3. Sparse backward into the transformer's rows, a task per chunk.
+        // 4. Sparse backward into the transformer's rows, a task per chunk.
         let (features, counts) = (&batch.features, &batch.counts);
         let (d_acc, rows) = (&scratch.d_acc, &scratch.rows);
         self.chunks.par_iter_mut().enumerate().for_each(|(c, chunk)| {
@@ -685,7 +722,7 @@ impl Model {
         let adam = Adam::new(lr, self.steps);
         let rows = &self.scratch.rows;
         self.chunks.par_iter_mut().for_each(|chunk| simd::chunk_step(chunk, rows, adam));
-        self.coalesce();
+        self.stale = true;
 
         // Dense parameters, clipped to what the quantised format holds.
         let grad = &self.scratch.slice_grads[0];
@@ -735,6 +772,7 @@ impl Model {
     /// forward pass already computes with parameters on the integer grid, so this only
     /// reads their integers off.
     pub fn quantize(&self) -> Box<Network> {
+        self.assert_synced();
         let d = &*self.on_grid;
         let i16_of = |x: f32| integer(x, FT_SCALE) as i16;
         let i8_of = |x: f32, scale: f32| integer(x, scale) as i8;
@@ -843,13 +881,22 @@ pub(super) const SUM_BLOCK: usize = 4096;
 /// Rows per task when coalescing.
 const COALESCE_ROWS: usize = 512;
 
-/// `E[f] = W[f] + W[K(f)] + W[P(f)]` for the real rows `first..first + rows.len()`,
-/// snapped to the integer grid when `snap` is set.
+/// `E[f] = W[f] + W[K(f)] + W[P(f)]` for the real rows `first..first + rows.len()`, or
+/// those of them marked in `only`, snapped to the integer grid when `snap` is set.
 #[inline(always)]
-pub(super) fn coalesce_block(chunks: &[Chunk], first: usize, rows: &mut [Row], snap_rows: bool) {
+pub(super) fn coalesce_block(
+    chunks: &[Chunk],
+    first: usize,
+    rows: &mut [Row],
+    snap_rows: bool,
+    only: Option<&[bool]>,
+) {
     for (c, chunk) in chunks.iter().enumerate() {
         let (real, virt) = chunk.weights.split_at(K_BASE);
         for (i, dst) in rows.iter_mut().enumerate() {
+            if only.is_some_and(|only| !only[i]) {
+                continue;
+            }
             let row = first + i;
             let (k, slot) = (row / BLOCK, row % BLOCK);
             let mut e = real[row];
@@ -975,6 +1022,49 @@ mod tests {
         }
         let mean = total / positions.len() as f64;
         assert!(mean < 2.0, "mean difference {mean}");
+    }
+
+    /// Training steps that bring only their own batch's coalesced rows up to date train
+    /// the same model, bit for bit, as steps that rebuild every row after each step: the
+    /// same losses on the way, the same exported net.
+    #[test]
+    fn lazily_coalesced_rows_train_the_same_net() {
+        let positions = batch_positions();
+        // Batches that share some features and not others, so that a row left stale by
+        // one step is read by a later one.
+        let batches = [
+            Batch::new(&positions[..3]),
+            Batch::new(&positions[3..6]),
+            Batch::new(&positions[1..5]),
+            Batch::new(&positions[5..]),
+            Batch::new(&positions),
+        ];
+        // A large rate, so that a stale row would change the losses visibly.
+        let params =
+            StepParams { lr: 0.05, lambda: 0.6, scale: 400.0, objective: Objective::CrossEntropy };
+        let mut lazy = Model::new(3);
+        let mut eager = lazy.clone();
+        for batch in &batches {
+            let lazy_loss = lazy.train_step(batch, params);
+            let eager_loss = eager.train_step(batch, params);
+            eager.coalesce();
+            assert_eq!(lazy_loss.sum.to_bits(), eager_loss.sum.to_bits());
+        }
+        lazy.sync();
+        assert!(lazy.quantize().to_bytes() == eager.quantize().to_bytes());
+        let all = Batch::new(&positions);
+        assert_eq!(lazy.loss(&all, 0.6, 400.0).sum, eager.loss(&all, 0.6, 400.0).sum);
+    }
+
+    /// Reading the model between training steps without syncing it is a bug, caught.
+    #[test]
+    #[should_panic(expected = "Model::sync")]
+    fn reading_a_model_left_stale_panics() {
+        let mut model = Model::new(3);
+        let params =
+            StepParams { lr: 1e-3, lambda: 0.6, scale: 400.0, objective: Objective::CrossEntropy };
+        model.train_step(&batch(), params);
+        model.quantize();
     }
 
     /// The gradient of [`Model::gradients`] matches central differences of the batch's

@@ -67,14 +67,21 @@ pub fn chunk_step(chunk: &mut Chunk, rows: &[usize], adam: Adam) {
     chunk.step(rows, adam);
 }
 
-/// Coalesces a block of real rows (see [`super::model::Model::coalesce`]).
-pub fn coalesce_block(chunks: &[Chunk], first: usize, rows: &mut [Row], snap: bool) {
+/// Coalesces a block of real rows, or those marked in `only` (see
+/// [`super::model::Model::coalesce`]).
+pub fn coalesce_block(
+    chunks: &[Chunk],
+    first: usize,
+    rows: &mut [Row],
+    snap: bool,
+    only: Option<&[bool]>,
+) {
     #[cfg(target_arch = "x86_64")]
     if use_avx2() {
         // SAFETY: `use_avx2` confirmed that this processor supports AVX2.
-        return unsafe { avx2::coalesce_block(chunks, first, rows, snap) };
+        return unsafe { avx2::coalesce_block(chunks, first, rows, snap, only) };
     }
-    super::model::coalesce_block(chunks, first, rows, snap);
+    super::model::coalesce_block(chunks, first, rows, snap, only);
 }
 
 /// Float evaluation of one position, internal units.
@@ -133,8 +140,14 @@ mod avx2 {
     /// # Safety
     /// The processor must support AVX2.
     #[target_feature(enable = "avx2")]
-    pub unsafe fn coalesce_block(chunks: &[Chunk], first: usize, rows: &mut [Row], snap: bool) {
-        super::super::model::coalesce_block(chunks, first, rows, snap);
+    pub unsafe fn coalesce_block(
+        chunks: &[Chunk],
+        first: usize,
+        rows: &mut [Row],
+        snap: bool,
+        only: Option<&[bool]>,
+    ) {
+        super::super::model::coalesce_block(chunks, first, rows, snap, only);
     }
 
     /// # Safety
