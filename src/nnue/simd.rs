@@ -93,7 +93,7 @@ impl Simd {
                     ([a], [s]) => avx2::update(dst, src, [*a], [*s]),
                     ([a], [s1, s2]) => avx2::update(dst, src, [*a], [*s1, *s2]),
                     ([a1, a2], [s1, s2]) => avx2::update(dst, src, [*a1, *a2], [*s1, *s2]),
-                    _ => avx2::update_slices(dst, src, add, sub),
+                    _ => avx2::update(dst, src, add, sub),
                 }
             }
             return;
@@ -257,28 +257,21 @@ mod avx2 {
     /// Registers kept live per pass over the rows of an update: 4 × 16 = 64 lanes.
     const BLOCK: usize = 4;
 
-    /// Fixed-count update; `A` and `S` are known at compile time so the row loops unroll.
-    ///
-    /// # Safety
-    /// The processor must support AVX2.
-    #[target_feature(enable = "avx2")]
-    pub unsafe fn update<const A: usize, const S: usize>(
-        dst: &mut Half,
-        src: &Half,
-        add: [&Half; A],
-        sub: [&Half; S],
-    ) {
-        update_slices(dst, src, &add, &sub);
-    }
-
     /// `dst = src + Σ add − Σ sub`, 64 lanes at a time so each block stays in registers
-    /// while every row is folded in.
+    /// while every row is folded in. Generic over how the rows come: for arrays (the
+    /// common move shapes) the row counts are known at compile time and every loop
+    /// unrolls; slices serve the rest (refreshes).
     ///
     /// # Safety
     /// The processor must support AVX2.
     #[target_feature(enable = "avx2")]
     #[inline]
-    pub unsafe fn update_slices(dst: &mut Half, src: &Half, add: &[&Half], sub: &[&Half]) {
+    pub unsafe fn update<'a, Add, Sub>(dst: &mut Half, src: &Half, add: Add, sub: Sub)
+    where
+        Add: AsRef<[&'a Half]>,
+        Sub: AsRef<[&'a Half]>,
+    {
+        let (add, sub) = (add.as_ref(), sub.as_ref());
         for block in (0..HALF).step_by(LANES * BLOCK) {
             // SAFETY: `block + LANES * j + LANES <= HALF` for every j < BLOCK, because HALF is a
             // multiple of LANES * BLOCK; every pointer therefore addresses 16 lanes inside a
