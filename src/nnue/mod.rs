@@ -295,7 +295,18 @@ impl Network {
 
     /// Runs the layers after the feature transformer: the raw i32 output from the point
     /// of view of the side whose accumulator is `us`.
+    ///
+    /// With AVX2 the whole chain runs in one function compiled for it ([`Simd::propagate`]),
+    /// so the kernels inline into each other; this generic body is what it compiles.
+    #[inline]
     pub fn propagate(&self, simd: Simd, us: &Half, them: &Half) -> i32 {
+        simd.propagate(self, us, them)
+    }
+
+    /// [`Network::propagate`]'s body, for any kernel set: always inlined, so that each
+    /// caller compiles it with its own target features and `simd` known.
+    #[inline(always)]
+    pub(super) fn layers(&self, simd: Simd, us: &Half, them: &Half) -> i32 {
         let mut input = Aligned([0u8; L1_IN]);
         simd.transform(us, them, &mut input.0);
         let mut sums = Aligned([0i32; HIDDEN]);

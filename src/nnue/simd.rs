@@ -12,7 +12,7 @@
 
 use std::sync::OnceLock;
 
-use super::{Half, HALF};
+use super::{Half, Network, HALF};
 
 /// Width of the first hidden layer's input: both halves of the transformed accumulator.
 pub const L1_IN: usize = 2 * HALF;
@@ -117,6 +117,27 @@ impl Simd {
             return;
         }
         scalar::transform(us, them, out);
+    }
+
+    /// The layers after the feature transformer ([`Network::propagate`]). With AVX2 (and
+    /// VNNI) they run inside one function compiled for those instructions: the kernels
+    /// inline into it and into each other, the small ones (ClippedReLU, the output layer)
+    /// vectorise with 256-bit registers, and clearing the input buffer that the transform
+    /// then fills costs nothing.
+    #[inline]
+    pub fn propagate(self, net: &Network, us: &Half, them: &Half) -> i32 {
+        #[cfg(target_arch = "x86_64")]
+        if self.vnni {
+            // SAFETY: `self.vnni` is true only for values made by `Simd::vnni` (see
+            // `affine_l1`).
+            return unsafe { avx512::propagate(net, us, them) };
+        }
+        #[cfg(target_arch = "x86_64")]
+        if self.avx2 {
+            // SAFETY: AVX2 was detected when `self` was made (see `update`).
+            return unsafe { avx2::propagate(net, us, them) };
+        }
+        net.layers(self, us, them)
     }
 
     /// `out = bias + W·x` for the 512 → 32 layer, in exact i32 arithmetic (spec §6), with
@@ -304,6 +325,15 @@ mod avx2 {
         }
     }
 
+    /// [`Simd::propagate`] with the AVX2 kernels, compiled for AVX2 as a whole.
+    ///
+    /// # Safety
+    /// The processor must support AVX2.
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn propagate(net: &Network, us: &Half, them: &Half) -> i32 {
+        net.layers(Simd { avx2: true, vnni: false }, us, them)
+    }
+
     /// Clamp both accumulators to 0..=127 and narrow to u8. `packs` saturates to i8 and
     /// interleaves the 128-bit lanes; the 64-bit permute restores natural order.
     ///
@@ -437,6 +467,16 @@ mod avx512 {
     use std::arch::x86_64::*;
 
     use super::*;
+
+    /// [`Simd::propagate`] with the VNNI first layer, compiled for AVX2 and AVX-512 VNNI
+    /// as a whole.
+    ///
+    /// # Safety
+    /// The processor must support AVX2, AVX-512F and AVX-512 VNNI.
+    #[target_feature(enable = "avx2,avx512f,avx512vnni")]
+    pub unsafe fn propagate(net: &Network, us: &Half, them: &Half) -> i32 {
+        net.layers(Simd { avx2: true, vnni: true }, us, them)
+    }
 
     /// `out = bias + W·x` with u8 inputs and i8 weights: `vpdpbusd` multiplies unsigned by
     /// signed bytes and adds each group of four products to an i32 lane without

@@ -219,6 +219,7 @@ impl MovePicker {
         self.moves[from]
     }
 
+    #[inline]
     fn is_special(&self, m: Move) -> bool {
         Some(m) == self.tt_move
     }
