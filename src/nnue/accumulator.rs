@@ -17,7 +17,7 @@ use shakmaty::{Bitboard, Board, Color, Move, Piece, Role, Square};
 
 use super::{
     features::{self, FeatureList},
-    simd::Simd,
+    simd::{Job, Simd},
     Half, Network,
 };
 
@@ -187,22 +187,36 @@ impl AccumulatorStack {
 
     /// The raw network output for the current position, `board` with `turn` to move,
     /// which must be the position reached by the pushed moves.
+    ///
+    /// The updates and the layers run in one [`Simd::dispatch`]: one function compiled for
+    /// the kernels' instructions, with the kernels inlined.
     pub fn evaluate(&mut self, net: &Network, board: &Board, turn: Color) -> i32 {
-        self.materialize(net, board, Color::White);
-        self.materialize(net, board, Color::Black);
-        let frame = &self.frames[self.top];
-        net.propagate(self.simd, &frame.acc[slot(turn)], &frame.acc[slot(!turn)])
+        struct Evaluation<'a>(&'a mut AccumulatorStack, &'a Network, &'a Board, Color);
+        impl Job for Evaluation<'_> {
+            type Output = i32;
+            #[inline(always)]
+            fn run(self, simd: Simd) -> i32 {
+                let Evaluation(stack, net, board, turn) = self;
+                stack.materialize(simd, net, board, Color::White);
+                stack.materialize(simd, net, board, Color::Black);
+                let frame = &stack.frames[stack.top];
+                net.layers(simd, &frame.acc[slot(turn)], &frame.acc[slot(!turn)])
+            }
+        }
+        self.simd.dispatch(Evaluation(self, net, board, turn))
     }
 
     /// The current accumulator of `perspective`, computed if needed.
     pub fn accumulator(&mut self, net: &Network, board: &Board, perspective: Color) -> &Half {
-        self.materialize(net, board, perspective);
+        self.materialize(self.simd, net, board, perspective);
         &self.frames[self.top].acc[slot(perspective)]
     }
 
     /// Makes the top frame's `perspective` valid: replays recorded deltas from the nearest
     /// valid ancestor, or refreshes when that perspective's king moved in between.
-    fn materialize(&mut self, net: &Network, board: &Board, perspective: Color) {
+    /// `simd` is `self.simd`, a constant where the caller is a [`Simd::dispatch`].
+    #[inline(always)]
+    fn materialize(&mut self, simd: Simd, net: &Network, board: &Board, perspective: Color) {
         let p = slot(perspective);
         let mut base = self.top;
         while !self.frames[base].computed[p] {
@@ -229,7 +243,7 @@ impl AccumulatorStack {
             let (added, removed) = (rows(&frame.delta.added), rows(&frame.delta.removed));
             let added = &added[..frame.delta.added.len()];
             let removed = &removed[..frame.delta.removed.len()];
-            self.simd.update(&mut frame.acc[p], &parent.acc[p], added, removed);
+            simd.update(&mut frame.acc[p], &parent.acc[p], added, removed);
             frame.computed[p] = true;
         }
     }

@@ -295,18 +295,23 @@ impl Network {
 
     /// Runs the layers after the feature transformer: the raw i32 output from the point
     /// of view of the side whose accumulator is `us`.
-    ///
-    /// With AVX2 the whole chain runs in one function compiled for it ([`Simd::propagate`]),
-    /// so the kernels inline into each other; this generic body is what it compiles.
     #[inline]
     pub fn propagate(&self, simd: Simd, us: &Half, them: &Half) -> i32 {
-        simd.propagate(self, us, them)
+        struct Layers<'a>(&'a Network, &'a Half, &'a Half);
+        impl simd::Job for Layers<'_> {
+            type Output = i32;
+            #[inline(always)]
+            fn run(self, simd: Simd) -> i32 {
+                self.0.layers(simd, self.1, self.2)
+            }
+        }
+        simd.dispatch(Layers(self, us, them))
     }
 
-    /// [`Network::propagate`]'s body, for any kernel set: always inlined, so that each
-    /// caller compiles it with its own target features and `simd` known.
+    /// [`Network::propagate`]'s body, for a [`Simd::dispatch`] job: always inlined, so that
+    /// it is compiled for the job's instructions with `simd` known.
     #[inline(always)]
-    pub(super) fn layers(&self, simd: Simd, us: &Half, them: &Half) -> i32 {
+    pub(crate) fn layers(&self, simd: Simd, us: &Half, them: &Half) -> i32 {
         let mut input = Aligned([0u8; L1_IN]);
         simd.transform(us, them, &mut input.0);
         let mut sums = Aligned([0i32; HIDDEN]);

@@ -12,7 +12,7 @@
 
 use std::sync::OnceLock;
 
-use super::{Half, Network, HALF};
+use super::{Half, HALF};
 
 /// Width of the first hidden layer's input: both halves of the transformed accumulator.
 pub const L1_IN: usize = 2 * HALF;
@@ -119,25 +119,25 @@ impl Simd {
         scalar::transform(us, them, out);
     }
 
-    /// The layers after the feature transformer ([`Network::propagate`]). With AVX2 (and
-    /// VNNI) they run inside one function compiled for those instructions: the kernels
-    /// inline into it and into each other, the small ones (ClippedReLU, the output layer)
-    /// vectorise with 256-bit registers, and clearing the input buffer that the transform
-    /// then fills costs nothing.
+    /// Runs `job` with this kernel set inside a function compiled for its instructions
+    /// (AVX2, or AVX2 with AVX-512 VNNI), passing the set back as a constant: the job's
+    /// `run` is inlined there, and with it the kernels it calls, which then inline into
+    /// each other and lose their dispatch. The evaluation enters once per position this
+    /// way ([`Network::propagate`], `AccumulatorStack::evaluate`).
     #[inline]
-    pub fn propagate(self, net: &Network, us: &Half, them: &Half) -> i32 {
+    pub fn dispatch<J: Job>(self, job: J) -> J::Output {
         #[cfg(target_arch = "x86_64")]
         if self.vnni {
             // SAFETY: `self.vnni` is true only for values made by `Simd::vnni` (see
             // `affine_l1`).
-            return unsafe { avx512::propagate(net, us, them) };
+            return unsafe { avx512::run(job) };
         }
         #[cfg(target_arch = "x86_64")]
         if self.avx2 {
             // SAFETY: AVX2 was detected when `self` was made (see `update`).
-            return unsafe { avx2::propagate(net, us, them) };
+            return unsafe { avx2::run(job) };
         }
-        net.layers(self, us, them)
+        job.run(self)
     }
 
     /// `out = bias + W·x` for the 512 → 32 layer, in exact i32 arithmetic (spec §6), with
@@ -195,6 +195,14 @@ impl Simd {
         }
         scalar::affine(x, w, bias, out);
     }
+}
+
+/// Work for [`Simd::dispatch`]. `run` must be `#[inline(always)]`: only code inlined into
+/// the dispatching function is compiled for its instructions (a closure is not inlined
+/// there, which is why this is a trait).
+pub trait Job {
+    type Output;
+    fn run(self, simd: Simd) -> Self::Output;
 }
 
 /// Whether the first layer's weights let the paired AVX2 kernel stay exact. It adds the
@@ -325,13 +333,14 @@ mod avx2 {
         }
     }
 
-    /// [`Simd::propagate`] with the AVX2 kernels, compiled for AVX2 as a whole.
+    /// [`Simd::dispatch`] for the AVX2 kernels: the job compiled for AVX2.
     ///
     /// # Safety
     /// The processor must support AVX2.
     #[target_feature(enable = "avx2")]
-    pub unsafe fn propagate(net: &Network, us: &Half, them: &Half) -> i32 {
-        net.layers(Simd { avx2: true, vnni: false }, us, them)
+    #[inline]
+    pub unsafe fn run<J: Job>(job: J) -> J::Output {
+        job.run(Simd { avx2: true, vnni: false })
     }
 
     /// Clamp both accumulators to 0..=127 and narrow to u8. `packs` saturates to i8 and
@@ -468,14 +477,15 @@ mod avx512 {
 
     use super::*;
 
-    /// [`Simd::propagate`] with the VNNI first layer, compiled for AVX2 and AVX-512 VNNI
-    /// as a whole.
+    /// [`Simd::dispatch`] for the VNNI first layer: the job compiled for AVX2 and
+    /// AVX-512 VNNI.
     ///
     /// # Safety
     /// The processor must support AVX2, AVX-512F and AVX-512 VNNI.
     #[target_feature(enable = "avx2,avx512f,avx512vnni")]
-    pub unsafe fn propagate(net: &Network, us: &Half, them: &Half) -> i32 {
-        net.layers(Simd { avx2: true, vnni: true }, us, them)
+    #[inline]
+    pub unsafe fn run<J: Job>(job: J) -> J::Output {
+        job.run(Simd { avx2: true, vnni: true })
     }
 
     /// `out = bias + W·x` with u8 inputs and i8 weights: `vpdpbusd` multiplies unsigned by
