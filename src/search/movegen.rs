@@ -25,6 +25,8 @@ const FILE_H: Bitboard = Bitboard(0x8080_8080_8080_8080);
 enum Moves {
     Noisy,
     Quiet,
+    /// Both: only the tests ask for it, to hold the generator against shakmaty's.
+    #[cfg(test)]
     All,
 }
 
@@ -45,7 +47,9 @@ pub fn quiet_moves(pos: &Chess, moves: &mut MoveList) {
 }
 
 /// Appends every legal move of a position that is not in check to `moves`: shakmaty's
-/// `legal_moves`, in its order.
+/// `legal_moves`, in its order (a check on the generator; the search never needs every
+/// move at once out of check).
+#[cfg(test)]
 pub fn legal_moves(pos: &Chess, moves: &mut MoveList) {
     generate(pos, Moves::All, moves);
 }
