@@ -11,7 +11,6 @@
 //! instead of all thirty. The sums wrap in i16, so their order does not matter and the
 //! result is the full refresh's, lane for lane.
 
-use arrayvec::ArrayVec;
 use bytemuck::Zeroable;
 use shakmaty::{Bitboard, Board, Color, Move, Piece, Role, Square};
 
@@ -21,20 +20,39 @@ use super::{
     Half, Network,
 };
 
-/// What one move changed on the board, as far as the features can see.
-#[derive(Clone, Debug, Default)]
+/// What one move changed on the board, as far as the features can see: at most two
+/// pieces appeared and two vanished. Plain arrays with counts, not growable lists, so that
+/// recording a move is a few stores.
+#[derive(Clone, Copy, Debug)]
 pub struct Delta {
-    /// Pieces that appeared, with their squares.
-    pub added: ArrayVec<(Piece, Square), 2>,
-    /// Pieces that vanished, with their squares.
-    pub removed: ArrayVec<(Piece, Square), 2>,
+    /// Pieces that appeared, with their squares: the first `n_added`.
+    added: [(Piece, Square); 2],
+    /// Pieces that vanished, with their squares: the first `n_removed`.
+    removed: [(Piece, Square); 2],
+    n_added: u8,
+    n_removed: u8,
     /// The side whose king moved: its whole perspective must be refreshed.
     pub king_moved: Option<Color>,
+}
+
+impl Default for Delta {
+    /// No change (a null move).
+    fn default() -> Delta {
+        const NOTHING: (Piece, Square) = (Color::White.pawn(), Square::A1);
+        Delta {
+            added: [NOTHING; 2],
+            removed: [NOTHING; 2],
+            n_added: 0,
+            n_removed: 0,
+            king_moved: None,
+        }
+    }
 }
 
 impl Delta {
     /// The feature changes of `m`, played by `turn`. Kings never appear in `added` or
     /// `removed`: they are not features.
+    #[inline]
     pub fn of_move(turn: Color, m: Move) -> Delta {
         let mut d = Delta::default();
         match m {
@@ -42,27 +60,44 @@ impl Delta {
                 if role == Role::King {
                     d.king_moved = Some(turn);
                 } else {
-                    d.removed.push((role.of(turn), from));
-                    d.added.push((promotion.unwrap_or(role).of(turn), to));
+                    d.removed[0] = (role.of(turn), from);
+                    d.added[0] = (promotion.unwrap_or(role).of(turn), to);
+                    d.n_removed = 1;
+                    d.n_added = 1;
                 }
                 if let Some(captured) = capture {
-                    d.removed.push((captured.of(!turn), to));
+                    d.removed[usize::from(d.n_removed)] = (captured.of(!turn), to);
+                    d.n_removed += 1;
                 }
             }
             Move::EnPassant { from, to } => {
-                d.removed.push((Role::Pawn.of(turn), from));
-                d.added.push((Role::Pawn.of(turn), to));
-                d.removed.push((Role::Pawn.of(!turn), Square::from_coords(to.file(), from.rank())));
+                let captured = Square::from_coords(to.file(), from.rank());
+                d.removed = [(Role::Pawn.of(turn), from), (Role::Pawn.of(!turn), captured)];
+                d.added[0] = (Role::Pawn.of(turn), to);
+                (d.n_added, d.n_removed) = (1, 2);
             }
             Move::Castle { rook, .. } => {
                 let side = m.castling_side().expect("a castling move has a side");
                 d.king_moved = Some(turn);
-                d.removed.push((Role::Rook.of(turn), rook));
-                d.added.push((Role::Rook.of(turn), side.rook_to(turn)));
+                d.removed[0] = (Role::Rook.of(turn), rook);
+                d.added[0] = (Role::Rook.of(turn), side.rook_to(turn));
+                (d.n_added, d.n_removed) = (1, 1);
             }
             Move::Put { .. } => unreachable!("drops do not exist in standard chess"),
         }
         d
+    }
+
+    /// Pieces that appeared, with their squares.
+    #[inline]
+    pub fn added(&self) -> &[(Piece, Square)] {
+        &self.added[..usize::from(self.n_added)]
+    }
+
+    /// Pieces that vanished, with their squares.
+    #[inline]
+    pub fn removed(&self) -> &[(Piece, Square)] {
+        &self.removed[..usize::from(self.n_removed)]
     }
 }
 
@@ -233,16 +268,17 @@ impl AccumulatorStack {
             let (before, after) = self.frames.split_at_mut(ply);
             let (parent, frame) = (&before[ply - 1], &mut after[0]);
             // The rows of up to two changes, in a plain array: no list to build.
-            let rows = |list: &ArrayVec<(Piece, Square), 2>| {
+            let rows = |list: &[(Piece, Square)]| {
                 let mut rows = [&net.ft_bias; 2];
                 for (row, &(piece, sq)) in rows.iter_mut().zip(list) {
                     *row = net.row(features::index(perspective, king, piece, sq));
                 }
                 rows
             };
-            let (added, removed) = (rows(&frame.delta.added), rows(&frame.delta.removed));
-            let added = &added[..frame.delta.added.len()];
-            let removed = &removed[..frame.delta.removed.len()];
+            let delta = frame.delta;
+            let (added, removed) = (rows(delta.added()), rows(delta.removed()));
+            let added = &added[..delta.added().len()];
+            let removed = &removed[..delta.removed().len()];
             simd.update(&mut frame.acc[p], &parent.acc[p], added, removed);
             frame.computed[p] = true;
         }

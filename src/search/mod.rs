@@ -253,10 +253,19 @@ impl<'a> Thread<'a> {
     }
 
     /// Counts a node and, every so often, checks whether the search must stop.
-    #[inline]
+    #[inline(always)]
     fn count_node(&mut self) {
         self.nodes += 1;
         self.shared.nodes[self.id].0.store(self.nodes, Relaxed);
+        if self.shared.limits.nodes.is_some() || self.nodes.is_multiple_of(1024) {
+            self.check_limits();
+        }
+    }
+
+    /// The node limit and the clock, out of line: most nodes need neither.
+    #[cold]
+    #[inline(never)]
+    fn check_limits(&mut self) {
         // Every thread watches the node limit, so that helpers running while the main
         // thread waits for a core stop too: the main thread at every node, helpers every
         // 64 (the sum reads every thread's counter).
