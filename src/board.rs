@@ -232,8 +232,19 @@ impl Board {
         let since_null = *self.since_null.last().expect("root entry");
         let reach = (self.pos().halfmoves() as usize).min(since_null);
         let key = self.keys[current];
-        let mut earlier = (4..=reach).step_by(2).filter(|&back| self.keys[current - back] == key);
-        earlier.next().is_some_and(|back| back < self.ply() || earlier.next().is_some())
+        // A plain loop: `step_by` does not compile to one, and this runs at every node.
+        let mut back = 4;
+        let mut seen_in_game = false;
+        while back <= reach {
+            if self.keys[current - back] == key {
+                if back < self.ply() || seen_in_game {
+                    return true;
+                }
+                seen_in_game = true;
+            }
+            back += 2;
+        }
+        false
     }
 
     /// Whether the side to move can return, with one reversible move, to a position
@@ -248,10 +259,16 @@ impl Board {
         let reach = (self.pos().halfmoves() as usize).min(since_null).min(self.ply() - 1);
         let key = self.keys[current];
         let occupied = self.pos().board().occupied();
-        (3..=reach).step_by(2).any(|back| {
-            cuckoo::lookup(key ^ self.keys[current - back])
-                .is_some_and(|(a, b)| (shakmaty::attacks::between(a, b) & occupied).is_empty())
-        })
+        let mut back = 3;
+        while back <= reach {
+            let found = cuckoo::lookup(key ^ self.keys[current - back])
+                .is_some_and(|(a, b)| (shakmaty::attacks::between(a, b) & occupied).is_empty());
+            if found {
+                return true;
+            }
+            back += 2;
+        }
+        false
     }
 
     /// The static evaluation of the current position in internal units, side to move's
