@@ -232,6 +232,41 @@ impl MovePicker {
         (fresh && is_legal(pos, m)).then_some(m)
     }
 
+    // The stages that generate and score run once a picker, so they are kept out of
+    // `next`, which runs once a move: inlined, their set-up (the position's and the
+    // histories' fields, a move list on the stack in check) became `next`'s, paid on
+    // every call.
+
+    /// Generates the noisy moves (every move in check) and scores the noisy ones.
+    #[inline(never)]
+    fn score_noisy(&mut self, pos: &Chess, hist: &Histories) {
+        self.generate(pos);
+        for i in 0..self.noisy {
+            let m = self.moves[i];
+            let victim = m.capture().map_or(0, value);
+            let promo = m.promotion().map_or(0, value);
+            self.scores.push(16 * (victim + promo) + hist.capture(self.turn, m));
+        }
+        self.cur = 0;
+        self.stage = Stage::GoodNoisy;
+    }
+
+    /// Generates the quiet moves unless that was done, and scores them.
+    #[inline(never)]
+    fn score_quiets(&mut self, pos: &Chess, hist: &Histories) {
+        self.generate_quiets(pos);
+        self.scores.truncate(self.noisy);
+        let score = hist.quiet_scorer(self.turn, self.prev);
+        self.scores.extend(self.moves[self.noisy..].iter().map(|&m| score(m)));
+    }
+
+    /// Generates the quiet moves unless that was done, and what tells which give check.
+    #[inline(never)]
+    fn prepare_quiet_checks(&mut self, pos: &Chess) {
+        self.generate_quiets(pos);
+        self.check_squares = CheckSquares::new(pos);
+    }
+
     /// The next move, or `None` when every move was yielded.
     pub fn next(&mut self, pos: &Chess, hist: &Histories) -> Option<Move> {
         loop {
@@ -242,17 +277,7 @@ impl MovePicker {
                         return Some(m);
                     }
                 }
-                Stage::ScoreNoisy => {
-                    self.generate(pos);
-                    for i in 0..self.noisy {
-                        let m = self.moves[i];
-                        let victim = m.capture().map_or(0, value);
-                        let promo = m.promotion().map_or(0, value);
-                        self.scores.push(16 * (victim + promo) + hist.capture(self.turn, m));
-                    }
-                    self.cur = 0;
-                    self.stage = Stage::GoodNoisy;
-                }
+                Stage::ScoreNoisy => self.score_noisy(pos, hist),
                 Stage::GoodNoisy => {
                     if self.cur == self.noisy {
                         self.stage = Stage::Killer1;
@@ -304,13 +329,9 @@ impl MovePicker {
                 Stage::ScoreQuiets => {
                     self.stage = Stage::Quiets;
                     self.cur = self.noisy;
-                    if self.skip_quiets {
-                        continue;
+                    if !self.skip_quiets {
+                        self.score_quiets(pos, hist);
                     }
-                    self.generate_quiets(pos);
-                    self.scores.truncate(self.noisy);
-                    let score = hist.quiet_scorer(self.turn, self.prev);
-                    self.scores.extend(self.moves[self.noisy..].iter().map(|&m| score(m)));
                 }
                 Stage::Quiets => {
                     if self.skip_quiets || self.cur == self.moves.len() {
@@ -333,8 +354,7 @@ impl MovePicker {
                         self.stage = Stage::QuietChecks;
                         self.cur = self.noisy;
                         if self.quiet_checks {
-                            self.generate_quiets(pos);
-                            self.check_squares = CheckSquares::new(pos);
+                            self.prepare_quiet_checks(pos);
                         }
                         continue;
                     }
