@@ -99,6 +99,19 @@ fn from_to(m: Move) -> usize {
     m.from().map_or(0, |f| f as usize) * 64 + m.to() as usize
 }
 
+/// A move's [`context`] and butterfly index ([`from_to`]) together, a plain move's piece
+/// and squares read once (the general helpers would decode it twice); castling takes the
+/// general path.
+#[inline]
+fn quiet_indices(turn: Color, m: Move) -> (usize, usize) {
+    match m {
+        Move::Normal { role, from, to, .. } => {
+            (piece_index(role.of(turn)) * 64 + to as usize, from as usize * 64 + to as usize)
+        }
+        _ => (context(turn, m), from_to(m)),
+    }
+}
+
 impl Histories {
     /// Forgets everything (new game).
     pub fn clear(&mut self) {
@@ -148,8 +161,9 @@ impl Histories {
     /// entry plus its continuation entries after the moves one and two plies earlier.
     #[inline]
     pub fn quiet_score(&self, turn: Color, m: Move, prev: Contexts) -> i32 {
-        let ctx = context(turn, m);
-        self.quiet(turn, m) + self.continuation(prev[0], ctx) + self.continuation(prev[1], ctx)
+        let (ctx, from_to) = quiet_indices(turn, m);
+        let butterfly = i32::from(self.butterfly[turn as usize][from_to]);
+        butterfly + self.continuation(prev[0], ctx) + self.continuation(prev[1], ctx)
     }
 
     /// The ordering score of quiet moves at a node (Stockfish 12's weights): the butterfly
@@ -159,19 +173,12 @@ impl Histories {
     #[inline]
     pub fn quiet_scorer(&self, turn: Color, prev: Contexts) -> impl Fn(Move) -> i32 + '_ {
         let butterfly = &self.butterfly[turn as usize];
-        let rows = prev.map(|p| p.map(|p| &self.continuation[p]));
+        // A missing context reads a row of zeros: one lookup a row, no test a move.
+        static NO_CONTEXT: [i16; CONTEXTS] = [0; CONTEXTS];
+        let rows = prev.map(|p| p.map_or(&NO_CONTEXT, |p| &self.continuation[p]));
         move |m| {
-            // A plain move's squares and piece are read once (the general helpers would
-            // decode the move twice); castling takes the general path.
-            let (ctx, from_to) = match m {
-                Move::Normal { role, from, to, .. } => (
-                    piece_index(role.of(turn)) * 64 + to as usize,
-                    from as usize * 64 + to as usize,
-                ),
-                _ => (context(turn, m), from_to(m)),
-            };
-            let [one, two, four, six] =
-                rows.map(|row| row.map_or(0, |r: &[i16; CONTEXTS]| i32::from(r[ctx])));
+            let (ctx, from_to) = quiet_indices(turn, m);
+            let [one, two, four, six] = rows.map(|row| i32::from(row[ctx]));
             i32::from(butterfly[from_to]) + 2 * (one + two + four) + six
         }
     }
