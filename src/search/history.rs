@@ -151,8 +151,9 @@ impl Histories {
         }
     }
 
-    /// Butterfly score of a quiet move.
-    #[inline]
+    /// Butterfly score of a quiet move (the tests read entries with it; the search's
+    /// scores decode the move once, through `quiet_indices`).
+    #[cfg(test)]
     pub fn quiet(&self, turn: Color, m: Move) -> i32 {
         i32::from(self.butterfly[turn as usize][from_to(m)])
     }
@@ -173,9 +174,7 @@ impl Histories {
     #[inline]
     pub fn quiet_scorer(&self, turn: Color, prev: Contexts) -> impl Fn(Move) -> i32 + '_ {
         let butterfly = &self.butterfly[turn as usize];
-        // A missing context reads a row of zeros: one lookup a row, no test a move.
-        static NO_CONTEXT: [i16; CONTEXTS] = [0; CONTEXTS];
-        let rows = prev.map(|p| p.map_or(&NO_CONTEXT, |p| &self.continuation[p]));
+        let rows = prev.map(|p| self.continuation_row(p));
         move |m| {
             let (ctx, from_to) = quiet_indices(turn, m);
             let [one, two, four, six] = rows.map(|row| i32::from(row[ctx]));
@@ -186,7 +185,15 @@ impl Histories {
     /// Continuation score of a move with context `ctx` after a move with context `prev`.
     #[inline]
     pub fn continuation(&self, prev: Option<usize>, ctx: usize) -> i32 {
-        prev.map_or(0, |p| i32::from(self.continuation[p][ctx]))
+        i32::from(self.continuation_row(prev)[ctx])
+    }
+
+    /// The continuation entries after a move with context `prev`; a missing context reads
+    /// a row of zeros, so a lookup needs no test.
+    #[inline]
+    fn continuation_row(&self, prev: Option<usize>) -> &[i16; CONTEXTS] {
+        static NO_CONTEXT: [i16; CONTEXTS] = [0; CONTEXTS];
+        prev.map_or(&NO_CONTEXT, |p| &self.continuation[p])
     }
 
     /// Capture-history score of a capture (or promotion).
