@@ -39,6 +39,10 @@ enum Command {
         #[arg(long)]
         net: Option<PathBuf>,
     },
+    /// A net's side-to-move bias: half the sum of its evaluations of a position with either
+    /// side to move, over the bench positions or a data file's; with `--shift`, also write a
+    /// copy of the net with every evaluation moved by that many internal units.
+    Tempo(nue::tools::TempoArgs),
     /// Generate training data by self-play, as game chains.
     Datagen(nue::datagen::DatagenArgs),
     /// Train a net on the CPU and export it in the Stockfish 12 format.
@@ -144,6 +148,7 @@ fn run(cli: Cli) -> Result<()> {
         }
         Some(Command::Perft { depth, fen }) => nue::tools::perft(depth, fen.as_deref()),
         Some(Command::Eval { fen, net }) => nue::tools::eval(fen.as_deref(), net.as_deref()),
+        Some(Command::Tempo(args)) => nue::tools::tempo(&args),
         Some(Command::Datagen(args)) => {
             nue::datagen::stop_on_signal()?;
             nue::datagen::run(&args).map(|_| ())

@@ -281,6 +281,14 @@ impl Network {
         out
     }
 
+    /// The same net with every evaluation `by` internal units higher (lower when `by` is
+    /// negative): the output bias alone moves, by `by * OUTPUT_SCALE`, so every raw output
+    /// moves by exactly that. `None` when the bias would overflow.
+    pub fn shifted(&self, by: i32) -> Option<Network> {
+        let out_bias = by.checked_mul(OUTPUT_SCALE)?.checked_add(self.out_bias)?;
+        Some(Network { out_bias, ..self.clone() })
+    }
+
     /// The weight row of one HalfKP input.
     #[inline]
     pub fn row(&self, feature: usize) -> &Half {
