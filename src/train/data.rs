@@ -303,7 +303,8 @@ pub fn read_text(path: &Path) -> Result<(Vec<Packed>, ReadStats)> {
 
 /// Which positions to train on. Per-position files were filtered when they were made
 /// (no checks, no captures or promotions, no mates); game chains hold every ply, and
-/// these choose (and, with `--pair-average`, how chain positions are labelled).
+/// these choose (and, with `--pair-average` or `--average-plies`, how chain positions
+/// are labelled).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::Args)]
 pub struct Filter {
     /// Train on game-chain positions in which the side to move is in check.
@@ -324,9 +325,25 @@ pub struct Filter {
     #[arg(long = "max-score", default_value_t = 3000)]
     pub max_score_cp: i32,
     /// Label each game-chain position with the mean of its score and the next ply's
-    /// (see [`average_pairs`]) before filtering.
+    /// (see [`average_plies`]) before filtering: `--average-plies 2`.
     #[arg(long)]
     pub pair_average: bool,
+    /// Label each game-chain position with the mean of the scores of the N plies from it,
+    /// N even so that either side's searches count alike (see [`average_plies`]), before
+    /// filtering.
+    #[arg(long, value_name = "N", value_parser = parse_window, conflicts_with = "pair_average")]
+    pub average_plies: Option<u16>,
+}
+
+/// The longest window `--average-plies` takes: a window spans part of one game.
+const MAX_WINDOW: u16 = 64;
+
+fn parse_window(text: &str) -> std::result::Result<u16, String> {
+    let n: u16 = text.parse().map_err(|_| format!("`{text}` is not a number of plies"))?;
+    if n < 2 || !n.is_multiple_of(2) || n > MAX_WINDOW {
+        return Err(format!("the window must be an even number of plies from 2 to {MAX_WINDOW}"));
+    }
+    Ok(n)
 }
 
 impl Default for Filter {
@@ -338,6 +355,7 @@ impl Default for Filter {
             min_ply: 8,
             max_score_cp: 3000,
             pair_average: false,
+            average_plies: None,
         }
     }
 }
@@ -361,11 +379,21 @@ pub struct FilterStats {
 }
 
 impl Filter {
+    /// The plies whose scores make a chain position's label: 1 (its own) unless
+    /// `pair_average` or `average_plies` says otherwise.
+    pub fn window(&self) -> usize {
+        match (self.average_plies, self.pair_average) {
+            (Some(n), _) => n.into(),
+            (None, true) => 2,
+            (None, false) => 1,
+        }
+    }
+
     /// Removes the positions this filter skips, relabelling kept mates (and averaging
-    /// pairs first with `pair_average`); keeps the order.
+    /// scores over plies first, see [`Filter::window`]); keeps the order.
     pub fn apply(&self, positions: &mut Vec<Packed>) -> FilterStats {
-        if self.pair_average {
-            average_pairs(positions);
+        if self.window() > 1 {
+            average_plies(positions, self.window());
         }
         let mut stats = FilterStats::default();
         let cap = self.max_score_cp.clamp(0, i32::from(i16::MAX));
@@ -395,22 +423,35 @@ impl Filter {
     }
 }
 
-/// Labels each game-chain position with the mean of its score and the next ply's (both
-/// White's view), where neither is a mate. A shallow search is optimistic for the side
-/// to move: on consecutive quiet plies Stockfish 15.1's depth-4 scores favour it by about
-/// 26 cp, its depth-7 scores by about 5 (`nets/README.md`). The next ply's search is as
-/// optimistic for the other side, so the mean cancels most of it, and it averages two
-/// searches. A game's last position, and the positions of per-position files (which
-/// have no ply), keep their own score.
-pub fn average_pairs(positions: &mut [Packed]) {
-    for i in 1..positions.len() {
-        let (a, b) = (positions[i - 1], positions[i]);
-        let consecutive = matches!((a.ply(), b.ply()), (Some(p), Some(q)) if q == p + 1);
-        if consecutive && !a.has(Packed::MATE) && !b.has(Packed::MATE) {
-            // The mean of two i16 lies within i16; truncation toward zero keeps the
+/// Labels each game-chain position with the mean of its score and the scores of the
+/// plies after it, `window` plies in all (White's view; `window` even). A shallow search
+/// is optimistic for the side to move: on consecutive quiet plies Stockfish 15.1's
+/// depth-4 scores favour it by about 26 cp, its depth-7 scores by about 5
+/// (`nets/README.md`). The next ply's search is as optimistic for the other side, so a
+/// mean over as many plies of either side to move cancels most of it, and it averages
+/// several searches. Near a game's end or a mate score the window shrinks to the even
+/// number of plies left before it; a position with fewer than two, and the positions of
+/// per-position files (which have no ply), keep their own score.
+pub fn average_plies(positions: &mut [Packed], window: usize) {
+    debug_assert!(window >= 2 && window.is_multiple_of(2));
+    let raw: Vec<i32> = positions.iter().map(|p| i32::from(p.score_cp)).collect();
+    for i in 0..positions.len() {
+        let mut span = 0;
+        while span < window && i + span < positions.len() {
+            let p = positions[i + span];
+            let follows = span == 0
+                || matches!((positions[i + span - 1].ply(), p.ply()), (Some(a), Some(b)) if b == a + 1);
+            if !follows || p.has(Packed::MATE) {
+                break;
+            }
+            span += 1;
+        }
+        let even = span - span % 2;
+        if even >= 2 {
+            // The mean of i16 values lies within i16; truncation toward zero keeps the
             // rounding the same for either colour.
-            positions[i - 1].score_cp =
-                ((i32::from(a.score_cp) + i32::from(b.score_cp)) / 2) as i16;
+            let sum: i32 = raw[i..i + even].iter().sum();
+            positions[i].score_cp = (sum / even as i32) as i16;
         }
     }
 }
@@ -714,7 +755,7 @@ mod tests {
         p.extend(chain_positions());
         p.push(parse_line("4k3/8/8/8/8/8/8/R3K3 w - - 0 1 | 70 | 1.0").unwrap());
         p.push(parse_line("4k3/8/8/8/8/8/8/R3K3 b - - 0 1 | -30 | 1.0").unwrap());
-        average_pairs(&mut p);
+        average_plies(&mut p, 2);
         let scores: Vec<i32> = p.iter().map(|p| p.score_cp()).collect();
         // Rounded toward zero (-101 / 2); a game's last position and the position before
         // a mate keep their own score, and so do per-position lines.
@@ -726,6 +767,36 @@ mod tests {
             Filter { min_ply: 0, max_score_cp: 5000, pair_average: true, ..Filter::default() };
         all.apply(&mut p);
         assert_eq!(p.iter().map(|p| p.score_cp()).collect::<Vec<_>>(), [5, 440, 4000]);
+    }
+
+    #[test]
+    fn longer_windows_shrink_to_an_even_number_of_plies_before_a_mate() {
+        // White's view: 30, -20, 900, 950, 1000, 4000, then a mate score.
+        let mut p = chain_positions();
+        average_plies(&mut p, 4);
+        let scores: Vec<i32> = p.iter().map(|p| p.score_cp()).collect();
+        // 1860 / 4, 2830 / 4 and 6850 / 4 truncated; then three plies before the mate
+        // (two are used), two, one (its own score) and the mate itself.
+        assert_eq!(&scores[..6], [465, 707, 1712, 975, 2500, 4000]);
+        assert!(p[6].has(Packed::MATE));
+
+        // The flag, and `--pair-average` as its window of two.
+        let filter = |args: &[&str]| {
+            #[derive(clap::Parser)]
+            struct Cli {
+                #[command(flatten)]
+                filter: Filter,
+            }
+            let args = std::iter::once("nue").chain(args.iter().copied());
+            <Cli as clap::Parser>::try_parse_from(args).map(|cli| cli.filter.window())
+        };
+        assert_eq!(filter(&[]).unwrap(), 1);
+        assert_eq!(filter(&["--pair-average"]).unwrap(), 2);
+        assert_eq!(filter(&["--average-plies", "6"]).unwrap(), 6);
+        for bad in ["3", "0", "66", "two"] {
+            assert!(filter(&["--average-plies", bad]).is_err(), "{bad}");
+        }
+        assert!(filter(&["--pair-average", "--average-plies", "4"]).is_err());
     }
 
     #[test]

@@ -189,6 +189,9 @@ pub fn run(args: &TrainArgs) -> Result<TrainReport> {
     ensure!(!training.is_empty() || args.validate_only, "no positions left to train on");
     ensure!(!validation.is_empty(), "no positions held out for validation");
     eprintln!("{} training positions, {} held out", training.len(), validation.len());
+    if args.filter.window() > 1 {
+        eprintln!("chain positions labelled with the mean score of {} plies", args.filter.window());
+    }
 
     let scale = match args.scale {
         Some(s) => s,
