@@ -392,8 +392,9 @@ impl Filter {
     /// Removes the positions this filter skips, relabelling kept mates (and averaging
     /// scores over plies first, see [`Filter::window`]); keeps the order.
     pub fn apply(&self, positions: &mut Vec<Packed>) -> FilterStats {
-        if self.window() > 1 {
-            average_plies(positions, self.window());
+        let window = self.window();
+        if window > 1 {
+            average_plies(positions, window);
         }
         let mut stats = FilterStats::default();
         let cap = self.max_score_cp.clamp(0, i32::from(i16::MAX));
@@ -434,7 +435,7 @@ impl Filter {
 /// per-position files (which have no ply), keep their own score.
 pub fn average_plies(positions: &mut [Packed], window: usize) {
     debug_assert!(window >= 2 && window.is_multiple_of(2));
-    let raw: Vec<i32> = positions.iter().map(|p| i32::from(p.score_cp)).collect();
+    // Position i's window reads i and the plies after it, which are not relabelled yet.
     for i in 0..positions.len() {
         let mut span = 0;
         while span < window && i + span < positions.len() {
@@ -450,7 +451,7 @@ pub fn average_plies(positions: &mut [Packed], window: usize) {
         if even >= 2 {
             // The mean of i16 values lies within i16; truncation toward zero keeps the
             // rounding the same for either colour.
-            let sum: i32 = raw[i..i + even].iter().sum();
+            let sum: i32 = positions[i..i + even].iter().map(|p| i32::from(p.score_cp)).sum();
             positions[i].score_cp = (sum / even as i32) as i16;
         }
     }
