@@ -7,14 +7,16 @@
 #   tools/device-sprt.sh play NAME SECONDS         there: plays on for SECONDS, state to $OUT
 #   tools/device-sprt.sh merge NAME DIR            here: takes the state back from DIR
 #
-# `pack` puts into runs/devc/ the two engines and fastchess (one xz archive: the engines
-# embed the same net, which the archive stores once, about 11 MB for the three), a
-# 20,000-line sample of the book and a copy of the fastchess state with its paths and
-# concurrency (default 15) changed. Then, with the device tool: `run` the command
-# `tools/device-sprt.sh play NAME 450` with carry `runs/devc`, and `merge` the folder its
-# files came back to. `merge` keeps this machine's paths and concurrency and takes the
-# results, so `tools/sprt.sh NAME …` continues from the sum; the games' PGN and log are
-# kept beside as runs/sprt/NAME-device-N.{pgn,log}.
+# `pack` puts into runs/devc/ the two engines, fastchess and every net an engine loads by
+# EvalFile that git does not track (one xz archive: the engines embed the same net, which
+# the archive stores once, about 11 MB for the three; each untracked net adds about 9 MB,
+# none where it equals the embedded one), a 20,000-line sample of the book and a copy of
+# the fastchess state with its paths, EvalFile paths and concurrency (default 15)
+# changed. Then, with the device tool: `run` the command `tools/device-sprt.sh play NAME
+# 450` with carry `runs/devc`, and `merge` the folder its files came back to. `merge`
+# keeps this machine's paths and concurrency and takes the results, so `tools/sprt.sh NAME
+# …` continues from the sum; the games' PGN and log are kept beside as
+# runs/sprt/NAME-device-N.{pgn,log}.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:?pack, play or merge} name=${2:?the SPRT name}
@@ -32,17 +34,28 @@ pack)
     mapfile -t cmds < <(python3 -c 'import json,sys; [print(e["cmd"]) for e in json.load(open(sys.argv[1]))["engines"]]' "$state")
     cp "${cmds[0]}" "$dev/bin/engine0" && cp "${cmds[1]}" "$dev/bin/engine1"
     cp "$(command -v "${FASTCHESS:-fastchess}")" "$dev/bin/fastchess"
+    # A net an engine loads by EvalFile travels in the archive too, unless git tracks it
+    # (then it travels with the working tree at the same path).
+    mapfile -t nets < <(python3 -c 'import json,sys; [print(v) for e in json.load(open(sys.argv[1]))["engines"] for k, v in e["options"] if k == "EvalFile"]' "$state")
+    for net in "${nets[@]}"; do
+        git ls-files --error-unmatch "$net" >/dev/null 2>&1 || cp "$net" "$dev/bin/$(basename "$net")"
+    done
     tar -C "$dev" -c bin | xz -9e -T2 >"$dev/bin.tar.xz" && rm -rf "$dev/bin"
     python3 - "$state" "$dev" "$name" "$concurrency" <<'EOF'
-import json, sys
+import json, os, subprocess, sys
 state, dev, name, concurrency = sys.argv[1:]
 c = json.load(open(state))
 c["opening"]["file"] = f"{dev}/book.epd"
 c["pgn"]["file"] = f"{dev}/{name}.pgn"
 c["config_name"] = f"{dev}/{name}.json"
 c["concurrency"] = int(concurrency)
+tracked = set(subprocess.run(["git", "ls-files"], capture_output=True, text=True).stdout.split())
 for i, e in enumerate(c["engines"]):
     e["cmd"] = f"{dev}/bin/engine{i}"
+    e["options"] = [
+        [k, v if k != "EvalFile" or v in tracked else f"{dev}/bin/{os.path.basename(v)}"]
+        for k, v in e["options"]
+    ]
 json.dump(c, open(f"{dev}/{name}.json", "w"), indent=4)
 EOF
     du -sh "$dev"
