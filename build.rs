@@ -9,7 +9,7 @@
 use std::{env, fs, path::PathBuf};
 
 /// The default net: trained by us, see `nets/README.md`.
-const DEFAULT_NET: &str = "nn-28caddb304a1.nnue";
+const DEFAULT_NET: &str = "nn-1f7c2a37363a.nnue";
 
 const VERSION: u32 = 0x7AF3_2F16;
 const FT_HASH: u32 = 0x5D69_D7B8;
