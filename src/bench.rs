@@ -2,6 +2,7 @@
 //! search's behaviour and whose speed is the engine's speed (the OpenBench contract: the
 //! last line is `<nodes> nodes <nps> nps`).
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
@@ -90,7 +91,16 @@ impl BenchResult {
 /// Searches every bench position to `depth` with one thread and a 16 MB table cleared
 /// before each position, printing a line per position when `verbose`.
 pub fn run(depth: u32, verbose: bool) -> Result<BenchResult> {
+    run_with(depth, None, verbose)
+}
+
+/// [`run`] with the net of the `.nnue` file `net` in place of the default one: a
+/// candidate's bench count before it is embedded.
+pub fn run_with(depth: u32, net: Option<&Path>, verbose: bool) -> Result<BenchResult> {
     let mut engine = Engine::new(16)?;
+    if let Some(path) = net {
+        engine.load_net(path)?;
+    }
     let limits = Limits { depth: Some(depth), ..Limits::default() };
     let mut total = BenchResult { nodes: 0, time: Duration::ZERO };
     for (i, fen) in POSITIONS.iter().enumerate() {

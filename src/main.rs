@@ -21,6 +21,10 @@ enum Command {
         /// Depth of every search.
         #[arg(default_value_t = nue::bench::DEFAULT_DEPTH)]
         depth: u32,
+        /// A .nnue file to search with instead of the default net (the node count is then
+        /// that net's, not the pinned one).
+        #[arg(long)]
+        net: Option<PathBuf>,
     },
     /// Count the leaves of the legal move tree, per root move.
     Perft {
@@ -141,8 +145,8 @@ fn run(cli: Cli) -> Result<()> {
             let mut out = std::io::stdout().lock();
             nue::datagen::genfens::run(&args, &mut |fen| writeln!(out, "info string genfens {fen}"))
         }
-        Some(Command::Bench { depth }) => {
-            let result = nue::bench::run(depth, true)?;
+        Some(Command::Bench { depth, net }) => {
+            let result = nue::bench::run_with(depth, net.as_deref(), true)?;
             writeln!(std::io::stdout(), "{} nodes {} nps", result.nodes, result.nps())?;
             Ok(())
         }

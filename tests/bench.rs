@@ -32,3 +32,44 @@ fn the_bench_subcommand_ends_with_the_openbench_line() {
     let nodes: u64 = words[0].parse().unwrap();
     assert_eq!(nodes, nue::bench::run(4, false).unwrap().nodes, "{last}");
 }
+
+/// Runs `nue bench 4 --net FILE`.
+fn bench_with_net(net: &std::path::Path) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_nue"))
+        .args(["bench", "4", "--net"])
+        .arg(net)
+        .output()
+        .unwrap()
+}
+
+fn last_nodes(out: &std::process::Output) -> u64 {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let last = stdout.lines().last().unwrap_or_default();
+    last.split(' ').next().unwrap().parse().unwrap_or_else(|_| panic!("{last}"))
+}
+
+#[test]
+fn bench_searches_with_the_net_it_is_given() {
+    let dir = std::env::temp_dir().join(format!("nue-bench-net-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let default = nue::nnue::default_network();
+    let same = dir.join("default.nnue");
+    std::fs::write(&same, default.to_bytes()).unwrap();
+    // Every evaluation 100 internal units higher: a net that searches differently.
+    let other = dir.join("shifted.nnue");
+    std::fs::write(&other, default.shifted(100).unwrap().to_bytes()).unwrap();
+
+    let with_default = bench_with_net(&same);
+    let with_other = bench_with_net(&other);
+    let missing = bench_with_net(&dir.join("missing.nnue"));
+    std::fs::remove_dir_all(&dir).unwrap();
+
+    let pinned = nue::bench::run(4, false).unwrap().nodes;
+    assert!(with_default.status.success());
+    assert_eq!(last_nodes(&with_default), pinned, "the default net's file, loaded");
+    assert!(with_other.status.success());
+    assert_ne!(last_nodes(&with_other), pinned, "a different net must search differently");
+    assert!(!missing.status.success());
+    let err = String::from_utf8_lossy(&missing.stderr);
+    assert!(err.contains("missing.nnue") && !err.contains("panicked"), "{err}");
+}
