@@ -17,35 +17,36 @@ fn the_bench_node_count_is_pinned() {
     );
 }
 
-#[test]
-fn the_bench_subcommand_ends_with_the_openbench_line() {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_nue"))
-        .args(["bench", "4"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let stdout = String::from_utf8(out.stdout).unwrap();
-    let last = stdout.lines().last().unwrap();
-    let words: Vec<&str> = last.split(' ').collect();
-    assert_eq!(words.len(), 4, "{last}");
-    assert_eq!((words[1], words[3]), ("nodes", "nps"), "{last}");
-    let nodes: u64 = words[0].parse().unwrap();
-    assert_eq!(nodes, nue::bench::run(4, false).unwrap().nodes, "{last}");
-}
-
-/// Runs `nue bench 4 --net FILE`.
-fn bench_with_net(net: &std::path::Path) -> std::process::Output {
+/// Runs `nue bench 4` with `extra` arguments.
+fn bench_4(extra: &[&std::ffi::OsStr]) -> std::process::Output {
     std::process::Command::new(env!("CARGO_BIN_EXE_nue"))
-        .args(["bench", "4", "--net"])
-        .arg(net)
+        .args(["bench", "4"])
+        .args(extra)
         .output()
         .unwrap()
 }
 
-fn last_nodes(out: &std::process::Output) -> u64 {
-    let stdout = String::from_utf8_lossy(&out.stdout);
+/// The node count of a successful run's last line, which must be OpenBench's
+/// `<nodes> nodes <nps> nps`.
+fn openbench_nodes(out: &std::process::Output) -> u64 {
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = std::str::from_utf8(&out.stdout).unwrap();
     let last = stdout.lines().last().unwrap_or_default();
-    last.split(' ').next().unwrap().parse().unwrap_or_else(|_| panic!("{last}"))
+    let words: Vec<&str> = last.split(' ').collect();
+    assert_eq!(words.len(), 4, "{last}");
+    assert_eq!((words[1], words[3]), ("nodes", "nps"), "{last}");
+    words[0].parse().unwrap()
+}
+
+#[test]
+fn the_bench_subcommand_ends_with_the_openbench_line() {
+    let nodes = openbench_nodes(&bench_4(&[]));
+    assert_eq!(nodes, nue::bench::run(4, false).unwrap().nodes);
+}
+
+/// Runs `nue bench 4 --net FILE`.
+fn bench_with_net(net: &std::path::Path) -> std::process::Output {
+    bench_4(&["--net".as_ref(), net.as_os_str()])
 }
 
 #[test]
@@ -65,10 +66,8 @@ fn bench_searches_with_the_net_it_is_given() {
     std::fs::remove_dir_all(&dir).unwrap();
 
     let pinned = nue::bench::run(4, false).unwrap().nodes;
-    assert!(with_default.status.success());
-    assert_eq!(last_nodes(&with_default), pinned, "the default net's file, loaded");
-    assert!(with_other.status.success());
-    assert_ne!(last_nodes(&with_other), pinned, "a different net must search differently");
+    assert_eq!(openbench_nodes(&with_default), pinned, "the default net's file, loaded");
+    assert_ne!(openbench_nodes(&with_other), pinned, "a different net must search differently");
     assert!(!missing.status.success());
     let err = String::from_utf8_lossy(&missing.stderr);
     assert!(err.contains("missing.nnue") && !err.contains("panicked"), "{err}");
