@@ -202,29 +202,36 @@ impl ChainWriter {
     }
 }
 
-/// Lines of a text file, plain or gzip (by its `.gz` extension), read in order. A gzip
-/// stream cut short (a run killed while writing) ends the lines early and is reported
-/// by [`Lines::truncated`], rather than failing the whole file.
+/// Lines of a text file, plain or gzip (recognised by its first bytes, whatever its
+/// name), read in order. A gzip stream cut short (a run killed while writing) or bytes
+/// that are not text end the lines early and are reported by [`Lines::problem`], rather
+/// than failing the whole file.
 pub struct Lines {
     inner: std::io::Lines<BufReader<Box<dyn Read + Send>>>,
-    truncated: bool,
+    problem: Option<std::io::ErrorKind>,
 }
+
+/// The first two bytes of every gzip stream (RFC 1952).
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
 impl Lines {
     /// Opens `path`.
     pub fn open(path: &Path) -> Result<Lines> {
-        let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
-        let reader: Box<dyn Read + Send> = if path.extension().is_some_and(|e| e == "gz") {
-            Box::new(MultiGzDecoder::new(file))
-        } else {
-            Box::new(file)
-        };
-        Ok(Lines { inner: BufReader::with_capacity(1 << 20, reader).lines(), truncated: false })
+        let open = || File::open(path).with_context(|| format!("cannot open {}", path.display()));
+        let mut magic = [0u8; 2];
+        let gzip = open()?.read_exact(&mut magic).is_ok() && magic == GZIP_MAGIC;
+        let reader: Box<dyn Read + Send> =
+            if gzip { Box::new(MultiGzDecoder::new(open()?)) } else { Box::new(open()?) };
+        Ok(Lines { inner: BufReader::with_capacity(1 << 20, reader).lines(), problem: None })
     }
 
-    /// Whether the file ended in the middle of a gzip member or a line.
-    pub fn truncated(&self) -> bool {
-        self.truncated
+    /// Why the lines ended before the end of the file, in words: `None` when they did not.
+    pub fn problem(&self) -> Option<&'static str> {
+        self.problem.map(|kind| match kind {
+            std::io::ErrorKind::UnexpectedEof => "the file ends in a cut-off gzip member",
+            std::io::ErrorKind::InvalidData => "the file holds bytes that are not UTF-8 text",
+            _ => "the file could not be read to its end",
+        })
     }
 }
 
@@ -232,16 +239,52 @@ impl Iterator for Lines {
     type Item = String;
 
     fn next(&mut self) -> Option<String> {
-        if self.truncated {
+        if self.problem.is_some() {
             return None;
         }
         match self.inner.next()? {
             Ok(line) => Some(line),
-            Err(_) => {
-                self.truncated = true;
+            Err(e) => {
+                self.problem = Some(e.kind());
                 None
             }
         }
+    }
+}
+
+/// The two line layouts of training data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// Game chains: `<fen> | <result> | <move> <score> ...`.
+    Chain,
+    /// One position a line: `<fen> | <score> | <result>`.
+    Positions,
+}
+
+impl Layout {
+    /// The layout of one data line: a chain line's third field is empty or starts with a
+    /// move, a position line's is a result.
+    pub fn of_line(line: &str) -> Layout {
+        let third = line.splitn(3, '|').nth(2).map(str::trim);
+        match third {
+            Some("") => Layout::Chain,
+            Some(plies) => {
+                let first = plies.split_ascii_whitespace().next().unwrap_or_default();
+                if first.parse::<UciMove>().is_ok() {
+                    Layout::Chain
+                } else {
+                    Layout::Positions
+                }
+            }
+            None => Layout::Positions,
+        }
+    }
+
+    /// The layout of a data file, read from its first non-empty line (plain or gzip, the
+    /// name does not matter); an empty file reads as positions.
+    pub fn of_file(path: &Path) -> Result<Layout> {
+        let first = Lines::open(path)?.find(|l| !l.trim().is_empty());
+        Ok(first.map_or(Layout::Positions, |l| Layout::of_line(&l)))
     }
 }
 
@@ -271,6 +314,29 @@ mod tests {
         assert_eq!(positions[0].0, Chess::default());
         assert_eq!(positions[2].0.turn(), Color::White);
         assert_eq!(game.end().fullmoves().get(), 3);
+    }
+
+    #[test]
+    fn layouts_are_told_apart_by_content() {
+        let start = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+        assert_eq!(Layout::of_line(LINE), Layout::Chain);
+        assert_eq!(Layout::of_line(&format!("{start} | 1.0 |")), Layout::Chain);
+        assert_eq!(Layout::of_line(&format!("{start} | 35 | 1.0")), Layout::Positions);
+        assert_eq!(Layout::of_line(&format!("{start} | 0 | 0.5")), Layout::Positions);
+
+        // A chain file named like neither layout, gzip or not, and a plain positions file.
+        let dir = std::env::temp_dir().join(format!("nue-layout-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let mut w = ChainWriter::append(&dir.join("x")).unwrap();
+        w.write(&Game::parse(LINE).unwrap()).unwrap();
+        assert_eq!(Layout::of_file(&dir.join("x")).unwrap(), Layout::Chain);
+        std::fs::write(dir.join("y.txt"), format!("\n{LINE}\n")).unwrap();
+        assert_eq!(Layout::of_file(&dir.join("y.txt")).unwrap(), Layout::Chain);
+        std::fs::write(dir.join("z.chain.txt"), format!("{start} | 35 | 1.0\n")).unwrap();
+        assert_eq!(Layout::of_file(&dir.join("z.chain.txt")).unwrap(), Layout::Positions);
+        let lines: Vec<String> = Lines::open(&dir.join("x")).unwrap().collect();
+        assert_eq!(lines, vec![LINE.to_string()]);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
@@ -311,7 +377,7 @@ mod tests {
         let mut lines = Lines::open(&path).unwrap();
         assert_eq!(lines.next().as_deref(), Some(LINE));
         assert_eq!(lines.next(), None);
-        assert!(lines.truncated());
+        assert_eq!(lines.problem(), Some("the file ends in a cut-off gzip member"));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

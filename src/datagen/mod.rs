@@ -183,12 +183,6 @@ pub fn run(args: &DatagenArgs) -> Result<Summary> {
             "--tree-rate must lie above 0 and at most 1"
         );
         ensure!(tree_out != &args.out, "--tree-out must be another file than --out");
-        ensure!(
-            !crate::train::data::is_chain(tree_out),
-            "--tree-out {} would be read as game chains (its name holds '.chain.'); \
-             name it like positions.txt.gz",
-            tree_out.display()
-        );
     }
     let tree_rate = if args.tree_out.is_some() { args.tree_rate } else { 0.0 };
     let openings = match &args.book {

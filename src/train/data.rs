@@ -26,7 +26,7 @@ use shakmaty::{
 };
 
 use crate::{
-    chain::{Game, Lines},
+    chain::{Game, Layout, Lines},
     nnue::{
         features::{self, MAX_ACTIVE},
         PAWN_VALUE,
@@ -250,22 +250,19 @@ pub struct ReadStats {
     pub games: usize,
     /// Chain lines skipped whole: a broken layout, an illegal move, a bad score.
     pub bad_games: usize,
-    /// Whether a gzip stream ended early (a generator killed while writing).
-    pub truncated: bool,
-}
-
-/// Whether `path` holds game chains (`*.chain.txt`, `*.chain.txt.gz`) rather than one
-/// position per line.
-pub fn is_chain(path: &Path) -> bool {
-    path.file_name().is_some_and(|n| n.to_string_lossy().contains(".chain."))
+    /// Whether the file held game chains (read from its content, not its name).
+    pub chain: bool,
+    /// Why the file was not read to its end (a gzip stream cut short by a generator
+    /// killed while writing, bytes that are not text), in words.
+    pub problem: Option<&'static str>,
 }
 
 /// Reads a data file of either layout (plain or gzip) in parallel chunks of lines.
 pub fn read_text(path: &Path) -> Result<(Vec<Packed>, ReadStats)> {
-    let chain = is_chain(path);
+    let chain = Layout::of_file(path)? == Layout::Chain;
     let mut lines = Lines::open(path)?;
     let mut out = Vec::new();
-    let mut stats = ReadStats::default();
+    let mut stats = ReadStats { chain, ..ReadStats::default() };
     loop {
         let chunk: Vec<String> =
             lines.by_ref().take(if chain { 1 << 12 } else { 1 << 16 }).collect();
@@ -297,7 +294,7 @@ pub fn read_text(path: &Path) -> Result<(Vec<Packed>, ReadStats)> {
         }
     }
     stats.kept = out.len();
-    stats.truncated = lines.truncated();
+    stats.problem = lines.problem();
     Ok((out, stats))
 }
 
@@ -325,12 +322,13 @@ pub struct Filter {
     #[arg(long = "max-score", default_value_t = 3000)]
     pub max_score_cp: i32,
     /// Label each game-chain position with the mean of its score and the next ply's
-    /// (see [`average_plies`]) before filtering: `--average-plies 2`.
+    /// before filtering: `--average-plies 2`.
     #[arg(long)]
     pub pair_average: bool,
     /// Label each game-chain position with the mean of the scores of the N plies from it,
-    /// N even so that either side's searches count alike (see [`average_plies`]), before
-    /// filtering.
+    /// N even so that either side's searches count alike, before filtering. A shallow
+    /// search favours the side to move; the next ply's favours the other side, so the mean
+    /// cancels most of that. Near a game's end or a mate the window shrinks.
     #[arg(long, value_name = "N", value_parser = parse_window, conflicts_with = "pair_average")]
     pub average_plies: Option<u16>,
 }
@@ -469,8 +467,11 @@ pub fn cache_path(dir: &Path, source: &Path) -> Result<PathBuf> {
     Ok(dir.join(format!("{name}.{len}.v2.bin")))
 }
 
-/// Writes packed positions to a cache file.
+/// Writes packed positions to a cache file, creating its folder when needed.
 pub fn write_cache(path: &Path, positions: &[Packed]) -> Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
     let tmp = path.with_extension("tmp");
     let mut w = BufWriter::new(
         File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?,
@@ -533,8 +534,6 @@ pub fn load_all(
     if files.is_empty() {
         bail!("no training data given");
     }
-    std::fs::create_dir_all(cache_dir)
-        .with_context(|| format!("cannot create {}", cache_dir.display()))?;
     let mut all = Vec::new();
     for source in &files {
         let cache = cache_path(cache_dir, source)?;
@@ -543,7 +542,7 @@ pub fn load_all(
         } else {
             let start = std::time::Instant::now();
             let (p, stats) = read_text(source)?;
-            let skipped = if is_chain(source) {
+            let skipped = if stats.chain {
                 format!("{} games, {} malformed games skipped", stats.games, stats.bad_games)
             } else {
                 format!(
@@ -555,7 +554,7 @@ pub fn load_all(
                 "{}: read {} positions; {skipped}{} ({:.1} s)",
                 source.display(),
                 stats.kept,
-                if stats.truncated { "; the file ends in a cut-off gzip member" } else { "" },
+                stats.problem.map(|p| format!("; {p}")).unwrap_or_default(),
                 start.elapsed().as_secs_f64(),
             );
             write_cache(&cache, &p)?;
@@ -809,7 +808,7 @@ mod tests {
         std::fs::write(&path, format!("{CHAIN}\n{illegal}\nnot a game\n\n{CHAIN}\n")).unwrap();
         let (positions, stats) = read_text(&path).unwrap();
         assert_eq!(positions.len(), 14);
-        assert_eq!((stats.games, stats.bad_games, stats.truncated), (2, 2, false));
+        assert_eq!((stats.games, stats.bad_games, stats.problem), (2, 2, None));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
