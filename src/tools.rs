@@ -42,7 +42,9 @@ pub fn eval(fen: Option<&str>, net: Option<&Path>) -> Result<()> {
 /// `nue perft`: leaf counts per root move and in total.
 pub fn perft(depth: u32, fen: Option<&str>) -> Result<()> {
     let pos = position(fen)?;
-    crate::perft::print_divide(&pos, depth, pos.castles().mode(), &mut std::io::stdout().lock())?;
+    let never = std::sync::atomic::AtomicBool::new(false);
+    let out = &mut std::io::stdout().lock();
+    crate::perft::print_divide(&pos, depth, pos.castles().mode(), out, &never)?;
     Ok(())
 }
 

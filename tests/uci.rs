@@ -486,10 +486,37 @@ fn perft_and_eval_commands() {
     let _lock = common::untimed();
     let mut e = started();
     e.ask("position startpos");
-    let lines = e.ask("go perft 3");
-    assert!(lines.contains(&"Nodes searched: 8902".to_string()), "{lines:?}");
+    e.send("go perft 3");
+    let lines = e.read_until(SECOND * 10, |l| l.starts_with("Nodes searched"));
+    assert_eq!(lines.last().unwrap(), "Nodes searched: 8902", "{lines:?}");
+    assert_eq!(lines.iter().filter(|l| l.contains(": ")).count(), 21, "{lines:?}");
     let lines = e.ask("eval");
     assert!(lines.iter().any(|l| l.starts_with("info string NNUE evaluation")), "{lines:?}");
+}
+
+#[test]
+fn a_long_perft_answers_isready_and_stops_on_stop() {
+    let _lock = common::untimed();
+    let mut e = started();
+    e.ask("position startpos");
+    e.send("go perft 99");
+    // Answered at once, while the count goes on.
+    let lines = e.ask("isready");
+    assert!(!lines.iter().any(|l| l.starts_with("Nodes searched")), "{lines:?}");
+    e.send("stop");
+    let lines = e.read_until(SECOND * 5, |l| l.starts_with("Stopped:"));
+    assert!(lines.iter().any(|l| l.starts_with("Nodes searched: ")), "{lines:?}");
+    assert!(lines.last().unwrap().ends_with("of 20 root moves counted"), "{lines:?}");
+    // The engine is itself again.
+    let lines = e.go("go depth 3", SECOND * 10);
+    assert!(best_move(&lines) != "(none)");
+    // `echo "go perft 4" | nue`: the end of input lets the count finish.
+    let mut e = started();
+    e.send("go perft 4");
+    e.close_input();
+    let lines = e.read_until(SECOND * 20, |l| l.starts_with("Nodes searched"));
+    assert_eq!(lines.last().unwrap(), "Nodes searched: 197281");
+    assert_eq!(e.wait_exit(SECOND * 5), Some(0));
 }
 
 #[test]

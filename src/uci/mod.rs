@@ -29,6 +29,9 @@ use crate::{
     types::{Bound, MATE, MATE_IN_MAX},
 };
 
+/// The deepest `go perft` counted (deeper asks are counted to this depth).
+const MAX_PERFT_DEPTH: u32 = 64;
+
 /// Writes one line to stdout and flushes, holding the lock so lines never interleave.
 pub fn send(line: &str) {
     let mut out = std::io::stdout().lock();
@@ -332,22 +335,53 @@ impl Uci {
         let show_wdl = self.show_wdl;
         let engine = self.engine();
         if args.first() == Some(&"perft") {
-            match args.get(1).map(|d| d.parse::<u32>()) {
-                Some(Ok(d)) => {
-                    let mut out = std::io::stdout().lock();
-                    let _ =
-                        crate::perft::print_divide(engine.position(), d.min(12), mode, &mut out);
-                }
-                _ => send("info string usage: go perft <depth>"),
-            }
-            return;
+            let Some(Ok(depth)) = args.get(1).map(|d| d.parse::<u32>()) else {
+                return send("info string usage: go perft <depth>");
+            };
+            // Beyond this the count would outlast any machine; `stop` ends it sooner.
+            let depth = depth.min(MAX_PERFT_DEPTH);
+            return self.spawn(true, false, move |engine, control| {
+                let mut out = Vec::new();
+                crate::perft::print_divide(engine.position(), depth, mode, &mut out, &control.stop)
+                    .expect("writing to memory cannot fail");
+                String::from_utf8_lossy(&out).lines().map(str::to_string).collect()
+            });
         }
         let limits = parse_go(args, engine.position());
         let wdl = show_wdl.then(|| crate::wdl::material(engine.position()));
+        self.spawn(limits.ends_by_itself(), limits.ponder, move |engine, control| {
+            let outcome = engine.go(&limits, control, &mut |r| send(&format_report(r, mode, wdl)));
+            match outcome.best {
+                Some(best) => {
+                    let mut line = format!("bestmove {}", best.to_uci(mode));
+                    if let Some(p) = outcome.ponder {
+                        line.push_str(&format!(" ponder {}", p.to_uci(mode)));
+                    }
+                    vec![line]
+                }
+                None => {
+                    let score = if engine.position().is_check() { "mate 0" } else { "cp 0" };
+                    vec![format!("info depth 0 score {score}"), "bestmove (none)".to_string()]
+                }
+            }
+        });
+    }
+
+    /// Runs `job` (a search or a perft) on its own thread, which owns the engine until the
+    /// job is done, so that this thread goes on reading: `isready` is answered at once,
+    /// `stop` sets the job's stop flag. The job returns its closing lines (`bestmove`),
+    /// sent once the job is marked answered. `bounded`: the job ends by itself (the end of
+    /// input waits for it); `pondering`: it starts as a ponder search.
+    fn spawn(
+        &mut self,
+        bounded: bool,
+        pondering: bool,
+        job: impl FnOnce(&mut Engine, &Control) -> Vec<String> + Send + 'static,
+    ) {
         let mut engine = self.engine.take().expect("engine() returned it");
-        self.bounded = limits.ends_by_itself();
+        self.bounded = bounded;
         self.control = Arc::new(Control::default());
-        self.control.pondering.store(limits.ponder, Relaxed);
+        self.control.pondering.store(pondering, Relaxed);
         let control = Arc::clone(&self.control);
         self.answered = Arc::default();
         let answered = Arc::clone(&self.answered);
@@ -355,24 +389,12 @@ impl Uci {
             .name("search".into())
             .stack_size(SEARCH_STACK_BYTES)
             .spawn(move || {
-                let outcome =
-                    engine.go(&limits, &control, &mut |r| send(&format_report(r, mode, wdl)));
-                // Before the bestmove goes out: a command that answers it must find the
-                // search over.
+                let closing = job(&mut engine, &control);
+                // Before the closing lines go out: a command that answers them must find
+                // the job over.
                 answered.store(true, Relaxed);
-                match outcome.best {
-                    Some(best) => {
-                        let mut line = format!("bestmove {}", best.to_uci(mode));
-                        if let Some(p) = outcome.ponder {
-                            line.push_str(&format!(" ponder {}", p.to_uci(mode)));
-                        }
-                        send(&line);
-                    }
-                    None => {
-                        let score = if engine.position().is_check() { "mate 0" } else { "cp 0" };
-                        send(&format!("info depth 0 score {score}"));
-                        send("bestmove (none)");
-                    }
+                for line in closing {
+                    send(&line);
                 }
                 engine
             });
