@@ -28,8 +28,9 @@ default:
 test:
 	.ci/run
 
+# abspath: EXE may be relative (run from here) or absolute.
 bench: default
-	./$(EXE) bench
+	$(abspath $(EXE)) bench
 
 clean:
 	$(CARGO) clean

@@ -62,7 +62,10 @@ enum Command {
     Spsa,
     /// Opening positions for data generation, as OpenBench asks for them:
     /// `genfens N seed S book <path|None> [plies=N] [bound=CP] [nodes=N]`, each printed as
-    /// `info string genfens <FEN>` (see `nue::datagen::genfens`).
+    /// `info string genfens <FEN>`: N distinct positions, the openings `nue datagen --seed
+    /// S` would play: the start position or a book's, then `plies` random moves (default
+    /// 8, or 0 with a book), each kept when a short search (`nodes`, default 5000) scores
+    /// it within `bound` centipawns (default 400).
     Genfens {
         /// `N seed S book <path|None>` and the optional extra words.
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]

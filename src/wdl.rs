@@ -206,7 +206,7 @@ pub fn simulate(model: &WdlModel, points: &[(f64, u32)], rng: &mut Rng) -> Vec<S
 #[derive(clap::Args, Debug)]
 pub struct FitArgs {
     /// Training data (files or folders), read through the trainer's caches and filters.
-    #[arg(long, num_args = 1.., default_value = "../shared/data")]
+    #[arg(long, num_args = 1.., required = true)]
     pub data: Vec<PathBuf>,
     /// Folder of the binary caches (shared with `nue train`).
     #[arg(long, default_value = "runs/cache")]

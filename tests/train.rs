@@ -81,11 +81,14 @@ fn missing_or_empty_input_is_a_clear_error() {
     let dir = TempDir::new("missing");
     let err = train::run(&args(dir.join("nope.txt.gz"), &dir, 1)).unwrap_err();
     assert!(format!("{err:#}").contains("nope.txt.gz"), "{err:#}");
+    // A refused run leaves no folders behind.
+    assert!(!dir.join("run").exists() && !dir.join("cache").exists());
 
     let empty = dir.join("empty.txt");
     std::fs::write(&empty, "").unwrap();
     let err = train::run(&args(empty, &dir, 1)).unwrap_err();
     assert!(format!("{err:#}").contains("no usable positions"), "{err:#}");
+    assert!(!dir.join("run").exists());
 }
 
 #[test]

@@ -37,9 +37,10 @@ use crate::{
 /// Options of `nue train`.
 #[derive(Clone, Debug, clap::Args)]
 pub struct TrainArgs {
-    /// Training data: files of `<fen> | <score> | <result>` lines or game chains
-    /// (`*.chain.txt.gz`), plain or gzip, or folders of them.
-    #[arg(long = "data", num_args = 1.., default_values = ["../shared/data"])]
+    /// Training data: files of `<fen> | <score> | <result>` lines or of game chains
+    /// (what `nue datagen` writes), plain or gzip, whatever their names, or folders of
+    /// `*.txt` and `*.txt.gz` files.
+    #[arg(long = "data", num_args = 1.., required = true)]
     pub data: Vec<PathBuf>,
     /// Which positions of the data to train on.
     #[command(flatten)]
@@ -63,7 +64,7 @@ pub struct TrainArgs {
     #[arg(long, default_value_t = 0.02)]
     pub final_lr: f32,
     /// Target blend: 1.0 trains on search scores only, 0.0 on game results only. The
-    /// default, 1.0, played about 49 Elo better than 0.75 (`nets/README.md`, issue J).
+    /// default, 1.0, played about 49 Elo better than 0.75 (`nets/README.md`).
     #[arg(long, default_value_t = 1.0)]
     pub lambda: f32,
     /// The λ of the reported validation loss (default: `--lambda`). Runs trained at
@@ -148,9 +149,6 @@ pub fn run(args: &TrainArgs) -> Result<TrainReport> {
         Some(p) if p > 1.0 && p <= 8.0 => Objective::Power(p),
         Some(p) => bail!("--loss-power must lie above 1 and at most 8, not {p}"),
     };
-    std::fs::create_dir_all(&args.out)
-        .with_context(|| format!("cannot create {}", args.out.display()))?;
-
     let checkpoint = args.out.join("checkpoint.bin");
     ensure!(
         !args.validate_only || args.init.is_some() || (args.resume && checkpoint.exists()),
@@ -188,6 +186,9 @@ pub fn run(args: &TrainArgs) -> Result<TrainReport> {
     let (training, validation) = (&training[..], &validation[..]);
     ensure!(!training.is_empty() || args.validate_only, "no positions left to train on");
     ensure!(!validation.is_empty(), "no positions held out for validation");
+    // Only now: a run refused for its arguments or its data leaves no folder behind.
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("cannot create {}", args.out.display()))?;
     eprintln!("{} training positions, {} held out", training.len(), validation.len());
     if args.filter.window() > 1 {
         eprintln!("chain positions labelled with the mean score of {} plies", args.filter.window());
