@@ -17,9 +17,9 @@ use nue::{
 };
 
 /// The first `n` lines of a shared data file, gzipped into `dir`, with a few broken lines
-/// mixed in.
-fn sample_data(dir: &Path, n: usize) -> PathBuf {
-    let source = common::shared("data/sf15-d7-part2.txt.gz");
+/// mixed in; `None` (the test is skipped) when the file is missing.
+fn sample_data(dir: &Path, n: usize) -> Option<PathBuf> {
+    let source = common::shared("data/sf15-d7-part2.txt.gz")?;
     let lines = BufReader::new(MultiGzDecoder::new(std::fs::File::open(source).unwrap())).lines();
     let path = dir.join("sample.txt.gz");
     let mut out = GzEncoder::new(std::fs::File::create(&path).unwrap(), Compression::fast());
@@ -36,7 +36,7 @@ fn sample_data(dir: &Path, n: usize) -> PathBuf {
         }
     }
     out.finish().unwrap();
-    path
+    Some(path)
 }
 
 fn args(data: PathBuf, out: &Path, epochs: usize) -> TrainArgs {
@@ -68,7 +68,7 @@ fn args(data: PathBuf, out: &Path, epochs: usize) -> TrainArgs {
 #[test]
 fn malformed_lines_are_counted_and_skipped() {
     let dir = TempDir::new("malformed");
-    let data = sample_data(&dir, 100);
+    let Some(data) = sample_data(&dir, 100) else { return };
     let (positions, stats) = data::read_text(&data).unwrap();
     assert_eq!(positions.len(), 100);
     assert_eq!(stats.kept, 100);
@@ -94,7 +94,7 @@ fn missing_or_empty_input_is_a_clear_error() {
 #[test]
 fn training_learns_reproduces_resumes_and_exports_a_loadable_net() {
     let dir = TempDir::new("train");
-    let data = sample_data(&dir, 30_000);
+    let Some(data) = sample_data(&dir, 30_000) else { return };
 
     let first = train::run(&args(data.clone(), &dir.join("a"), 3)).unwrap();
     let bytes = std::fs::read(&first.net).unwrap();
@@ -135,7 +135,7 @@ fn training_learns_reproduces_resumes_and_exports_a_loadable_net() {
 #[test]
 fn a_run_gives_the_same_net_on_one_thread_and_on_three() {
     let dir = TempDir::new("threads");
-    let data = sample_data(&dir, 8_000);
+    let Some(data) = sample_data(&dir, 8_000) else { return };
     let net_on = |threads: usize| {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
         let out = dir.join(format!("t{threads}"));
@@ -148,7 +148,7 @@ fn a_run_gives_the_same_net_on_one_thread_and_on_three() {
 #[test]
 fn a_run_started_from_a_net_continues_that_net() {
     let dir = TempDir::new("init");
-    let data = sample_data(&dir, 8_000);
+    let Some(data) = sample_data(&dir, 8_000) else { return };
     let start = dir.join("start.nnue");
     let start_bytes = nue::nnue::default_network().to_bytes();
     std::fs::write(&start, &start_bytes).unwrap();
@@ -181,7 +181,7 @@ fn a_run_started_from_a_net_continues_that_net() {
 #[test]
 fn a_validation_file_gives_every_run_the_same_held_out_games() {
     let dir = TempDir::new("validation-file");
-    let data = sample_data(&dir, 8_000);
+    let Some(data) = sample_data(&dir, 8_000) else { return };
     let held = dir.join("held.txt.gz");
     std::fs::copy(&data, &held).unwrap();
     let start = dir.join("start.nnue");
@@ -211,7 +211,7 @@ fn a_validation_file_gives_every_run_the_same_held_out_games() {
     // The held-out set is the file's tail, whatever the training data: training on a
     // different slice leaves the loss of the untouched start net the same.
     let other_dir = TempDir::new("validation-file-other");
-    let other = sample_data(&other_dir, 3_000);
+    let Some(other) = sample_data(&other_dir, 3_000) else { return };
     let elsewhere = train::run(&TrainArgs {
         init: Some(start.clone()),
         lr: 0.0,
@@ -234,7 +234,7 @@ fn a_validation_file_gives_every_run_the_same_held_out_games() {
 #[test]
 fn the_validation_loss_is_reported_at_the_validation_lambda() {
     let dir = TempDir::new("validation-lambda");
-    let data = sample_data(&dir, 4_000);
+    let Some(data) = sample_data(&dir, 4_000) else { return };
     let start = dir.join("start.nnue");
     std::fs::write(&start, nue::nnue::default_network().to_bytes()).unwrap();
     let run = |out: &str, lambda: f32, validation_lambda: Option<f32>, validate_only: bool| {
@@ -267,7 +267,7 @@ fn the_validation_loss_is_reported_at_the_validation_lambda() {
 #[test]
 fn a_loss_power_outside_its_range_is_refused() {
     let dir = TempDir::new("power");
-    let data = sample_data(&dir, 100);
+    let Some(data) = sample_data(&dir, 100) else { return };
     for bad in [1.0, 0.5, -2.0, 9.0, f32::NAN] {
         let err = train::run(&TrainArgs { loss_power: Some(bad), ..args(data.clone(), &dir, 1) })
             .unwrap_err();
