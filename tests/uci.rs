@@ -626,7 +626,7 @@ fn several_lines_come_in_order_with_distinct_moves() {
 fn the_net_and_the_hash_can_change_between_games() {
     let _lock = common::untimed();
     let mut e = started();
-    let reference = common::reference_dir().join("nn-82215d0fd0df.nnue");
+    let Some(reference) = common::shared("reference/nn-82215d0fd0df.nnue") else { return };
     let start_eval = |e: &mut Engine| {
         e.ask("position startpos");
         let lines = e.ask("eval");
@@ -758,4 +758,119 @@ fn limited_strength_varies_within_its_budget_and_keeps_the_queen() {
     e.ask("position startpos moves e2e4 e7e5 g1f3");
     let lines = e.go("go depth 8", 20 * SECOND);
     assert!(lines.iter().any(|l| l.starts_with("info depth 8 ")), "{lines:?}");
+}
+
+/// The text of a file of the repository.
+fn repo_file(path: &str) -> String {
+    let full = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+    std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("{}: {e}", full.display()))
+}
+
+/// The code block after `<!-- setup: NAME -->` in docs/setups.md.
+fn setup_block(name: &str) -> String {
+    let text = repo_file("docs/setups.md");
+    let marker = format!("<!-- setup: {name} -->");
+    let after = &text[text.find(&marker).unwrap_or_else(|| panic!("no {marker}"))..];
+    let body = &after[after.find("```").expect("a code block") + 3..];
+    let body = &body[body.find('\n').unwrap() + 1..];
+    body[..body.find("```").expect("the block's end")].to_string()
+}
+
+/// The `option.NAME=VALUE` words of a tournament manager's command line.
+fn command_line_options(block: &str) -> Vec<(String, String)> {
+    block
+        .split_whitespace()
+        .filter_map(|w| w.strip_prefix("option."))
+        .map(|w| {
+            let (name, value) = w.split_once('=').expect("option.NAME=VALUE");
+            (name.to_string(), value.to_string())
+        })
+        .collect()
+}
+
+/// The `uci_options:` of a lichess-bot engine section.
+fn lichess_bot_options(block: &str) -> Vec<(String, String)> {
+    let mut lines = block.lines().skip_while(|l| l.trim() != "uci_options:").skip(1);
+    let mut options = Vec::new();
+    for line in lines.by_ref().take_while(|l| l.starts_with("    ")) {
+        let (name, value) = line.trim().split_once(": ").expect("NAME: VALUE");
+        options.push((name.to_string(), value.trim_matches('"').to_string()));
+    }
+    options
+}
+
+/// Every option a documented setup sets is one the engine declares, and every value but a
+/// folder of the reader's own is accepted without a word.
+#[test]
+fn documented_setups_set_real_options() {
+    let _lock = common::untimed();
+    let mut e = Engine::start();
+    e.send("uci");
+    let listing = e.read_until(10 * SECOND, |l| l == "uciok");
+    let lichess = setup_block("lichess-bot");
+    assert!(lichess.contains("protocol: \"uci\""), "{lichess}");
+    let mut checked = 0;
+    for (setup, options) in [
+        ("cutechess-cli", command_line_options(&setup_block("cutechess-cli"))),
+        ("fastchess", command_line_options(&setup_block("fastchess"))),
+        ("lichess-bot", lichess_bot_options(&lichess)),
+    ] {
+        assert!(options.len() >= 2, "{setup}: {options:?}");
+        for (name, value) in options {
+            let declared = format!("option name {name} type ");
+            assert!(listing.iter().any(|l| l.starts_with(&declared)), "{setup}: no option {name}");
+            if name == "SyzygyPath" {
+                continue;
+            }
+            let answer = e.ask(&format!("setoption name {name} value {value}"));
+            assert!(answer.is_empty(), "{setup}: {name} = {value}: {answer:?}");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 7, "{checked}");
+}
+
+/// The option tables of README.md and docs/uci.md are the `uci` listing, and docs/uci.md
+/// says what the engine does with a value out of range, in the engine's own words.
+#[test]
+fn documented_options_are_the_engines() {
+    let _lock = common::untimed();
+    let mut e = Engine::start();
+    e.send("uci");
+    let listing: Vec<String> = e
+        .read_until(10 * SECOND, |l| l == "uciok")
+        .into_iter()
+        .filter_map(|l| l.strip_prefix("option name ").map(str::to_string))
+        .collect();
+    for doc in ["README.md", "docs/uci.md"] {
+        let text = repo_file(doc);
+        let rows: Vec<String> = text
+            .lines()
+            .filter(|l| l.starts_with("| `"))
+            .filter_map(|row| {
+                let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+                let name = cells[1].trim_matches('`');
+                // Only the option table's rows: a type in the second column.
+                if !["spin", "check", "button", "string"].contains(&cells[2]) {
+                    return None;
+                }
+                let mut line = format!("{name} type {}", cells[2]);
+                let default = cells[3].trim_matches('`');
+                if !default.is_empty() {
+                    line += &format!(" default {default}");
+                }
+                if let Some((min, max)) = cells[4].split_once(" to ") {
+                    line += &format!(" min {min} max {max}");
+                }
+                Some(line)
+            })
+            .collect();
+        assert_eq!(rows, listing, "{doc}'s option table");
+    }
+    let answer = e.ask("setoption name Hash value -5");
+    let said = answer[0].strip_prefix("info string ").expect("an info string");
+    assert!(
+        repo_file("docs/uci.md").contains(said),
+        "docs/uci.md does not say what the engine says: {said}"
+    );
 }

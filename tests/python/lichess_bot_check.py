@@ -1,39 +1,62 @@
 """What lichess-bot does with an engine, done through python-chess (the library it uses).
 
-Opens the engine, sets every option it declares the way lichess-bot's config would,
-plays games against itself on the clock with pondering, runs a MultiPV analysis, and
-plays a Chess960 opening. Exits non-zero (with the reason) on any failure.
+Opens the engine, sets the options of the lichess-bot configuration in docs/setups.md
+as lichess-bot would, and every other option it declares to its default, plays games
+against itself on the clock with pondering, runs a MultiPV analysis, and plays a
+Chess960 opening. Exits non-zero (with the reason) on any failure.
 
-Usage: python3 tests/python/lichess_bot_check.py path/to/nue
+Usage: python3 tests/python/lichess_bot_check.py path/to/nue [syzygy-folder]
+
+Without the tables' folder (or when it does not exist) the tablebase part is skipped,
+unless NUE_REQUIRE_ALL is set.
 """
 
+import os
 import sys
 import time
 
 import chess
 import chess.engine
 
-# Values lichess-bot users typically configure; managed options (Ponder, MultiPV,
-# UCI_Chess960) are set by python-chess itself.
-SETTINGS = {
-    "Hash": 32,
-    "Threads": 1,
-    "Move Overhead": 100,
-    "EvalFile": "<default>",
-    "UCI_ShowWDL": False,
-    "SyzygyPath": "",
-}
+SETUPS = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "setups.md")
 
 
-def configure_everything(engine):
+def documented_uci_options(path=SETUPS):
+    """The `uci_options:` of the lichess-bot section of docs/setups.md, typed as YAML
+    would type them (lichess-bot reads its config with a YAML parser)."""
+    text = open(path, encoding="utf-8").read()
+    block = text[text.index("<!-- setup: lichess-bot -->"):]
+    block = block[block.index("```yaml") + len("```yaml"):]
+    block = block[:block.index("```")]
+    lines = block.splitlines()
+    start = [line.strip() for line in lines].index("uci_options:") + 1
+    options = {}
+    for line in lines[start:]:
+        if not line.startswith("    "):
+            break
+        name, value = line.strip().split(": ", 1)
+        value = value.strip()
+        if value.startswith('"'):
+            options[name] = value.strip('"')
+        elif value in ("true", "false"):
+            options[name] = value == "true"
+        else:
+            options[name] = int(value)
+    return options
+
+
+def configure_everything(engine, settings):
+    """The documented settings, as lichess-bot sends them, then every other option at
+    its default; managed options (Ponder, MultiPV, UCI_Chess960) are python-chess's."""
     declared = set(engine.options)
+    unknown = set(settings) - declared
+    assert not unknown, f"docs/setups.md sets options the engine lacks: {unknown}"
+    engine.configure(settings)
     for name, option in engine.options.items():
-        if option.is_managed():
+        if option.is_managed() or name in settings:
             continue
         if option.type == "button":
             engine.configure({name: None})
-        elif name in SETTINGS:
-            engine.configure({name: SETTINGS[name]})
         elif option.default is not None:
             engine.configure({name: option.default})
     missing = {"Hash", "Threads", "Ponder", "MultiPV", "Move Overhead", "EvalFile",
@@ -182,14 +205,29 @@ def play_chess960(engine):
 
 def main():
     path = sys.argv[1]
+    tables = sys.argv[2] if len(sys.argv) > 2 else None
+    if tables is None or not os.path.isdir(tables):
+        assert not os.environ.get("NUE_REQUIRE_ALL"), f"no Syzygy tables at {tables}"
+        note = ("skipped: the python-chess check's tablebase part needs a folder of 3- and "
+                "4-piece Syzygy tables (https://tablebase.lichess.ovh/tables/standard/), "
+                f"got {tables}")
+        print(note)
+        if os.environ.get("NUE_SKIP_LOG"):
+            with open(os.environ["NUE_SKIP_LOG"], "a", encoding="utf-8") as log:
+                log.write(note + "\n")
+        tables = None
+    settings = documented_uci_options()
+    # The reader's own folder in the documentation; here the test's tables, or none.
+    settings["SyzygyPath"] = tables or ""
     with chess.engine.SimpleEngine.popen_uci(path, timeout=30) as engine:
-        configure_everything(engine)
+        configure_everything(engine, settings)
         engine.ping()
         play_clock_games(engine)
         ponderhit_after_a_proven_mate(engine)
         analyse_multipv(engine)
         find_mate(engine)
-        win_draw_loss_and_tablebases(engine, sys.argv[2])
+        if tables:
+            win_draw_loss_and_tablebases(engine, tables)
         play_limited_strength(engine)
         play_chess960(engine)
     print("python-chess: ok")
