@@ -4,9 +4,9 @@
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
-use shakmaty::{fen::Fen, san::San, CastlingMode, Chess, Position};
+use shakmaty::{fen::Fen, CastlingMode, Chess};
 
-use crate::chain::Lines;
+use crate::{chain::Lines, pgn::PgnGame};
 
 /// Every opening of `path`: one per EPD line (`.epd`), or the position each PGN game
 /// (`.pgn`) ends in. Plain or gzip.
@@ -44,62 +44,13 @@ fn epd_position(line: &str) -> Result<Chess> {
 
 /// The final position of every game.
 fn pgn_positions(lines: impl Iterator<Item = String>) -> Result<Vec<Chess>> {
-    let mut out = Vec::new();
-    let mut start = Chess::default();
-    let mut movetext = String::new();
-    for line in lines {
-        let line = line.trim();
-        if let Some(tag) = line.strip_prefix('[') {
-            if !movetext.trim().is_empty() {
-                out.push(play_movetext(std::mem::take(&mut start), &movetext)?);
-                movetext.clear();
-            }
-            if let Some(fen) = tag.strip_prefix("FEN \"").and_then(|t| t.split('"').next()) {
-                start = fen.parse::<Fen>()?.into_position(CastlingMode::Standard)?;
-            }
-        } else {
-            movetext.push_str(line);
-            movetext.push(' ');
-        }
-    }
-    if !movetext.trim().is_empty() {
-        out.push(play_movetext(start, &movetext)?);
-    }
-    Ok(out)
-}
-
-/// Plays the main line of a PGN movetext: move numbers, results, NAGs, comments and
-/// variations are skipped.
-fn play_movetext(mut pos: Chess, text: &str) -> Result<Chess> {
-    let mut depth = 0usize; // inside this many variations or comments
-    let spaced =
-        text.replace('(', " ( ").replace(')', " ) ").replace('{', " { ").replace('}', " } ");
-    for token in spaced.split_ascii_whitespace() {
-        match token {
-            "(" | "{" => depth += 1,
-            ")" | "}" => depth = depth.saturating_sub(1),
-            _ if depth > 0 => {}
-            "1-0" | "0-1" | "1/2-1/2" | "*" => break,
-            t if t.starts_with('$') => {}
-            t => {
-                let san = t.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.');
-                if san.is_empty() {
-                    continue;
-                }
-                let m = san
-                    .parse::<San>()
-                    .ok()
-                    .and_then(|s| s.to_move(&pos).ok())
-                    .with_context(|| format!("'{san}' is not a legal move"))?;
-                pos.play_unchecked(m);
-            }
-        }
-    }
-    Ok(pos)
+    Ok(crate::pgn::games(lines)?.iter().map(PgnGame::end).collect())
 }
 
 #[cfg(test)]
 mod tests {
+    use shakmaty::Position;
+
     use super::*;
 
     #[test]

@@ -3,6 +3,7 @@
 //! Module map:
 //! - [`uci`]: the protocol loop and the option table; owns no search logic.
 //! - [`engine`]: the typed API (position, go, stop, options) that UCI, bench and tests use.
+//! - [`api`]: what a search is asked and what it answers (limits, reports, the outcome).
 //! - [`search`]: iterative deepening, aspiration windows, PVS, quiescence, Lazy SMP, and
 //!   everything only the search uses: move ordering and generation, histories, static
 //!   exchange evaluation, the transposition table, `go` limits and time budgets, the
@@ -10,13 +11,20 @@
 //! - [`types`]: the vocabulary every layer shares: plies, mate scores, bounds, packed moves.
 //! - [`board`]: the position stack over shakmaty, keys, repetitions, accumulators.
 //! - [`nnue`]: the Stockfish 12 `.nnue` network: loading, feature indexing, the
-//!   incremental accumulator stack and the SIMD kernels (the crate's only `unsafe`).
+//!   incremental accumulator stack and its SIMD kernels.
+//! - [`syzygy`]: tablebase probes for the search and the root.
+//! - [`wdl`]: the win/draw/loss model of `UCI_ShowWDL`.
 //! - [`datagen`]: self-play games for training (`nue datagen`), written as game
 //!   [`chain`]s, from random openings or a [`book`].
-//! - [`train`]: the CPU trainer and quantiser (`nue train`).
+//! - [`train`]: the CPU trainer and quantiser (`nue train`), with its own SIMD kernels,
+//!   and the fit of the WDL model (`nue wdl-fit`).
+//! - [`pgn`]: PGN games with their comments, for books and the WDL fit.
 //! - [`plot`]: training curves and the nets' history as SVG (`nue plot`).
 //! - [`bench`](mod@bench), [`perft`], [`tools`]: the `bench`, `perft` and `eval` subcommands.
 //! - [`rng`]: the seedable generator behind shuffling and training.
+//!
+//! `unsafe` lives only in the SIMD kernels (`nnue::simd`, `train::simd`), every block
+//! with a `// SAFETY:` comment.
 #![deny(clippy::undocumented_unsafe_blocks)]
 
 pub mod api;
@@ -28,6 +36,7 @@ pub mod datagen;
 pub mod engine;
 pub mod nnue;
 pub mod perft;
+pub mod pgn;
 pub mod plot;
 pub mod rng;
 pub mod search;

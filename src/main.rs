@@ -54,8 +54,9 @@ enum Command {
     /// Draw pictures as SVG: training runs' curves, or the default nets' history.
     #[command(subcommand)]
     Plot(Plot),
-    /// Fit the win/draw/loss model of `UCI_ShowWDL` to the training data's results.
-    WdlFit(nue::wdl::FitArgs),
+    /// Fit the win/draw/loss model of `UCI_ShowWDL` to game results: of PGN games with the
+    /// searches' scores in their comments, or of training positions evaluated by a net.
+    WdlFit(nue::train::wdl_fit::FitArgs),
     /// Print the search and time parameters as OpenBench's SPSA input
     /// (`name, int, value, min, max, c_end, r_end`); the engine tuned must be built with
     /// `--features tune`, which makes each parameter a UCI option.
@@ -173,7 +174,7 @@ fn run(cli: Cli) -> Result<()> {
             eprintln!("wrote {}", out.display());
             Ok(())
         }
-        Some(Command::WdlFit(args)) => nue::wdl::run_fit(&args).map(|_| ()),
+        Some(Command::WdlFit(args)) => nue::train::wdl_fit::run_fit(&args).map(|_| ()),
         Some(Command::Spsa) => {
             write!(std::io::stdout(), "{}", nue::search::params::spsa_input())?;
             if !cfg!(feature = "tune") {

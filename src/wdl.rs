@@ -8,25 +8,21 @@
 //! and `b` are cubic polynomials. `a` is the score at which a win becomes as likely as
 //! not, `b` how sharply the chance rises around it; both shrink as material comes off.
 //!
-//! `nue wdl-fit` fits them: it draws positions from the training data, evaluates each
-//! with the net and maximises the likelihood of the game results. The coefficients
-//! below come from the command recorded at [`FITTED`].
+//! `nue wdl-fit` (`train::wdl_fit`) fits them by maximum likelihood to game results: to
+//! the scores Nue's search gave in its own games (the model in use), or to a net's
+//! evaluations of training positions. The coefficients below come from the command
+//! recorded at [`FITTED`], which names the net they were fitted for: a test fails when the
+//! default net is another, so each new default gets its own fit.
 
-use std::path::PathBuf;
-
-use anyhow::{bail, Result};
 use shakmaty::{Board, Chess, Position, Role};
 
-use crate::{
-    nnue::{default_network, simd::Simd, to_internal, Network},
-    rng::Rng,
-    train::data::{load_all, Filter},
-    types::is_decisive,
-};
+use crate::types::is_decisive;
 
 /// Cubic coefficients of `a(m)` and `b(m)`, constant term first, internal units.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct WdlModel {
+    /// The file name of the net whose play (or evaluations) the model was fitted to.
+    pub net: &'static str,
     /// The score of an even chance of winning.
     pub a: [f64; 4],
     /// The spread around it.
@@ -41,15 +37,19 @@ pub struct WdlModel {
 /// −0.60065 against −0.60064 with `nn-32dec0e43266`), so it is kept. The data's games are fast
 /// and begin with random moves, so they are rarely drawn: so is the model (a level start position
 /// shows about 43 % wins, 14 % draws, 43 % losses).
-pub const FITTED: WdlModel =
-    WdlModel { a: [595.7, -553.9, -196.3, 255.9], b: [210.4, 116.0, 54.1, -18.4] };
+pub const FITTED: WdlModel = WdlModel {
+    net: "nn-de5cc0bbdda6.nnue",
+    a: [595.7, -553.9, -196.3, 255.9],
+    b: [210.4, 116.0, 54.1, -18.4],
+};
 
 /// The material measure of the model: pawns 1, minor pieces 3, rooks 5, queens 9.
 pub fn material(pos: &Chess) -> u32 {
     board_material(pos.board())
 }
 
-fn board_material(board: &Board) -> u32 {
+/// The material measure of a board.
+pub fn board_material(board: &Board) -> u32 {
     [(Role::Pawn, 1), (Role::Knight, 3), (Role::Bishop, 3), (Role::Rook, 5), (Role::Queen, 9)]
         .iter()
         .map(|&(role, value)| value * board.by_role(role).count() as u32)
@@ -57,15 +57,15 @@ fn board_material(board: &Board) -> u32 {
 }
 
 /// The polynomials' argument for `material`.
-fn material_scale(material: u32) -> f64 {
+pub(crate) fn material_scale(material: u32) -> f64 {
     f64::from(material.clamp(17, 78)) / 58.0
 }
 
-fn cubic(c: &[f64; 4], m: f64) -> f64 {
+pub(crate) fn cubic(c: &[f64; 4], m: f64) -> f64 {
     ((c[3] * m + c[2]) * m + c[1]) * m + c[0]
 }
 
-fn sigmoid(x: f64) -> f64 {
+pub(crate) fn sigmoid(x: f64) -> f64 {
     1.0 / (1.0 + (-x).exp())
 }
 
@@ -90,215 +90,6 @@ impl WdlModel {
     }
 }
 
-/// One observation for the fit: a score (side to move), the material, and the result
-/// for the side to move (0, 0.5 or 1).
-#[derive(Clone, Copy, Debug)]
-pub struct Sample {
-    /// Score in internal units.
-    pub score: f64,
-    /// Material on the board.
-    pub material: u32,
-    /// The game's result for the side to move.
-    pub result: f64,
-}
-
-/// Mean log-likelihood of `samples` under `model`.
-pub fn log_likelihood(model: &WdlModel, samples: &[Sample]) -> f64 {
-    let total: f64 = samples
-        .iter()
-        .map(|s| {
-            let (w, l) = model.win_loss(s.score, s.material);
-            let p = if s.result > 0.75 {
-                w
-            } else if s.result < 0.25 {
-                l
-            } else {
-                1.0 - w - l
-            };
-            p.max(1e-12).ln()
-        })
-        .sum();
-    total / samples.len().max(1) as f64
-}
-
-/// The gradient of the mean log-likelihood with respect to the eight coefficients
-/// (`a` then `b`).
-fn gradient(model: &WdlModel, samples: &[Sample]) -> [f64; 8] {
-    let mut g = [0.0; 8];
-    for s in samples {
-        let m = material_scale(s.material);
-        let (a, b) = (cubic(&model.a, m), cubic(&model.b, m).max(1.0));
-        let u = (s.score - a) / b;
-        let v = (-s.score - a) / b;
-        let (w, l) = (sigmoid(u), sigmoid(v));
-        // d(log p)/da and d(log p)/db for the observed outcome.
-        let (da, db) = if s.result > 0.75 {
-            ((w - 1.0) / b, (w - 1.0) * u / b)
-        } else if s.result < 0.25 {
-            ((l - 1.0) / b, (l - 1.0) * v / b)
-        } else {
-            let d = (1.0 - w - l).max(1e-12);
-            let (dw, dl) = (w * (1.0 - w), l * (1.0 - l));
-            ((dw + dl) / b / d, (dw * u + dl * v) / b / d)
-        };
-        let mut power = 1.0;
-        for k in 0..4 {
-            g[k] += da * power;
-            g[4 + k] += db * power;
-            power *= m;
-        }
-    }
-    let n = samples.len().max(1) as f64;
-    g.map(|x| x / n)
-}
-
-/// Fits the model to `samples` by maximum likelihood (Adam on the coefficients, in
-/// steps of a pawn's hundredth), from a flat start. Deterministic.
-pub fn fit(samples: &[Sample], iterations: usize) -> WdlModel {
-    let mut model = WdlModel { a: [300.0, 0.0, 0.0, 0.0], b: [150.0, 0.0, 0.0, 0.0] };
-    let (lr, beta1, beta2) = (2.0, 0.9, 0.999);
-    let mut first = [0.0; 8];
-    let mut second = [0.0; 8];
-    for t in 1..=iterations {
-        let g = gradient(&model, samples);
-        for k in 0..8 {
-            // Ascend: the likelihood is maximised.
-            first[k] = beta1 * first[k] + (1.0 - beta1) * g[k];
-            second[k] = beta2 * second[k] + (1.0 - beta2) * g[k] * g[k];
-            let m_hat = first[k] / (1.0 - beta1.powi(t as i32));
-            let v_hat = second[k] / (1.0 - beta2.powi(t as i32));
-            let step = lr * m_hat / (v_hat.sqrt() + 1e-12);
-            if k < 4 {
-                model.a[k] += step;
-            } else {
-                model.b[k - 4] += step;
-            }
-        }
-    }
-    model
-}
-
-/// A uniform number in [0, 1).
-fn unit(rng: &mut Rng) -> f64 {
-    (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-}
-
-/// Outcomes drawn from `model` at the given scores and materials (for tests).
-pub fn simulate(model: &WdlModel, points: &[(f64, u32)], rng: &mut Rng) -> Vec<Sample> {
-    points
-        .iter()
-        .map(|&(score, material)| {
-            let (w, l) = model.win_loss(score, material);
-            let x = unit(rng);
-            let result = if x < w {
-                1.0
-            } else if x < w + l {
-                0.0
-            } else {
-                0.5
-            };
-            Sample { score, material, result }
-        })
-        .collect()
-}
-
-/// `nue wdl-fit`: fits the model to the game results of training positions.
-#[derive(clap::Args, Debug)]
-pub struct FitArgs {
-    /// Training data (files or folders), read through the trainer's caches and filters.
-    #[arg(long, num_args = 1.., required = true)]
-    pub data: Vec<PathBuf>,
-    /// Folder of the binary caches (shared with `nue train`).
-    #[arg(long, default_value = "runs/cache")]
-    pub cache: PathBuf,
-    /// Positions drawn at random from the data.
-    #[arg(long, default_value_t = 400_000)]
-    pub positions: usize,
-    /// Seed of the draw.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    /// The net whose evaluations are fitted (default: the embedded net).
-    #[arg(long)]
-    pub net: Option<PathBuf>,
-    /// Optimiser steps.
-    #[arg(long, default_value_t = 1000)]
-    pub iterations: usize,
-}
-
-/// Runs `nue wdl-fit`: prints the fitted coefficients and how well they match the data.
-pub fn run_fit(args: &FitArgs) -> Result<WdlModel> {
-    let net = match &args.net {
-        Some(p) => std::sync::Arc::from(Network::load(p)?),
-        None => default_network(),
-    };
-    let files = load_all(&args.data, &args.cache, &Filter::default())?;
-    let all: Vec<_> = files.into_iter().flatten().collect();
-    if all.is_empty() {
-        bail!("no positions in the data");
-    }
-    let mut rng = Rng::new(args.seed);
-    let simd = Simd::detect();
-    let samples: Vec<Sample> = (0..args.positions)
-        .map(|_| {
-            let p = &all[rng.below(all.len())];
-            let board = p.board();
-            let score = to_internal(net.evaluate(simd, &board, p.turn()));
-            Sample {
-                score: f64::from(score),
-                material: board_material(&board),
-                result: f64::from(p.result()),
-            }
-        })
-        .collect();
-    eprintln!("fitting {} positions drawn from {} ...", samples.len(), all.len());
-    let model = fit(&samples, args.iterations);
-    println!(
-        "mean log-likelihood: {:.5} fitted, {:.5} in use",
-        log_likelihood(&model, &samples),
-        log_likelihood(&FITTED, &samples)
-    );
-    println!("pub const FITTED: WdlModel = WdlModel {{");
-    println!(
-        "    a: [{:.1}, {:.1}, {:.1}, {:.1}],",
-        model.a[0], model.a[1], model.a[2], model.a[3]
-    );
-    println!(
-        "    b: [{:.1}, {:.1}, {:.1}, {:.1}],",
-        model.b[0], model.b[1], model.b[2], model.b[3]
-    );
-    println!("}};");
-    // Calibration: observed against predicted, by score and material.
-    println!("material  score   positions  observed W/D/L %   predicted W/D/L %");
-    for (low, high) in [(0, 30), (31, 55), (56, 78)] {
-        for centre in (-600..=600).step_by(150) {
-            let bin: Vec<&Sample> = samples
-                .iter()
-                .filter(|s| (low..=high).contains(&s.material.min(78)))
-                .filter(|s| (s.score - f64::from(centre)).abs() < 40.0)
-                .collect();
-            if bin.len() < 50 {
-                continue;
-            }
-            let n = bin.len() as f64;
-            let share = |pred: fn(f64) -> bool| {
-                bin.iter().filter(|s| pred(s.result)).count() as f64 / n * 100.0
-            };
-            let (w, l) = (share(|r| r > 0.75), share(|r| r < 0.25));
-            let (pw, pl) = bin.iter().fold((0.0, 0.0), |(a, b), s| {
-                let (w, l) = model.win_loss(s.score, s.material);
-                (a + w / n * 100.0, b + l / n * 100.0)
-            });
-            println!(
-                "{low:>3}-{high:<3} {centre:>7} {:>11}  {w:>4.0} {:>4.0} {l:>4.0}     {pw:>4.0} {:>4.0} {pl:>4.0}",
-                bin.len(),
-                100.0 - w - l,
-                100.0 - pw - pl
-            );
-        }
-    }
-    Ok(model)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -319,29 +110,6 @@ mod tests {
         }
         assert_eq!(FITTED.per_mille(MATE_IN_MAX + 3, 40), [1000, 0, 0]);
         assert_eq!(FITTED.per_mille(-MATE_IN_MAX - 3, 40), [0, 0, 1000]);
-    }
-
-    #[test]
-    fn the_fit_recovers_a_known_model() {
-        let truth = WdlModel { a: [150.0, 200.0, -60.0, 20.0], b: [60.0, 40.0, 20.0, 5.0] };
-        let mut rng = Rng::new(7);
-        let points: Vec<(f64, u32)> = (0..60_000)
-            .map(|_| ((unit(&mut rng) - 0.5) * 1600.0, 17 + rng.below(62) as u32))
-            .collect();
-        let samples = simulate(&truth, &points, &mut rng);
-        let fitted = fit(&samples, 1500);
-        // The fitted curves match the true ones where the data is (win rates within 2 %).
-        for material in [20, 40, 60, 78] {
-            for score in [-400.0, -100.0, 0.0, 150.0, 300.0, 600.0] {
-                let (tw, tl) = truth.win_loss(score, material);
-                let (fw, fl) = fitted.win_loss(score, material);
-                assert!(
-                    (tw - fw).abs() < 0.02 && (tl - fl).abs() < 0.02,
-                    "{score} {material}: {truth:?} vs {fitted:?}"
-                );
-            }
-        }
-        assert!(log_likelihood(&fitted, &samples) >= log_likelihood(&truth, &samples) - 1e-3);
     }
 
     #[test]

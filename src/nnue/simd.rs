@@ -6,8 +6,8 @@
 //! AVX2 or VNNI can only be made after `is_x86_feature_detected!` confirmed the
 //! instructions, so one binary runs on every x86-64 machine.
 //!
-//! This module is the only place in the crate with `unsafe` code: the AVX2 and AVX-512
-//! functions carry `#[target_feature]`, and the raw pointer loads and stores they use stay
+//! This module and the trainer's kernels (`train::simd`) are the only places in the crate
+//! with `unsafe` code: the AVX2 and AVX-512 functions carry `#[target_feature]`, and the raw pointer loads and stores they use stay
 //! inside fixed-size arrays, as each `// SAFETY:` comment explains.
 
 use std::sync::OnceLock;

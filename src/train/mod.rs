@@ -12,6 +12,7 @@
 pub mod data;
 pub mod model;
 mod simd;
+pub mod wdl_fit;
 
 use std::{
     fs::File,
