@@ -14,7 +14,7 @@ const DEFAULT_NET: &str = "nn-1f7c2a37363a.nnue";
 const VERSION: u32 = 0x7AF3_2F16;
 const FT_HASH: u32 = 0x5D69_D7B8;
 const LAYERS_HASH: u32 = 0x6333_7156;
-/// File size without the description string (spec §2).
+/// File size without the description string (docs/net-format.md §2).
 const FIXED_BYTES: usize = 21_022_520;
 
 fn word(bytes: &[u8], at: usize) -> u32 {

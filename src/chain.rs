@@ -1,5 +1,5 @@
 //! Game chains: whole games as training data, one game per line of a gzip file
-//! (`../shared/docs/chain-format.md`).
+//! (docs/chain-format.md).
 //!
 //! ```text
 //! <start fen> | <result> | <move> <score> <move> <score> ...

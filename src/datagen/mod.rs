@@ -19,8 +19,8 @@
 //! file continues the numbering where the file ends.
 //!
 //! With `--tree-out`, a run also writes positions from inside the searches' trees, the
-//! kind of data that nodchip's Stockfish trainer found worth +26 ± 18 Elo at 100 M
-//! positions (`../shared/docs/training-notes.md`): for each searched move (or a
+//! kind of data that tests with nodchip's Stockfish NNUE trainer found worth +26 ± 18 Elo
+//! over principal-variation positions at 100 M positions: for each searched move (or a
 //! `--tree-rate` share of them) a position two or more plies down its principal variation.
 //! Once the game is over, those it did not reach itself are searched by the same player at
 //! the same depth or nodes and kept when quiet (not in check, the best move neither a

@@ -5,11 +5,11 @@
 //! (at most two each). Nothing is computed until a position is evaluated; then each
 //! perspective walks back to the nearest frame where it is known and replays the recorded
 //! changes forward, or refreshes from the board when its own king moved on the way
-//! (every index of a perspective depends on its king square, spec §4). A refresh starts
-//! from the accumulator last computed with the king on the same square, kept in a cache,
-//! and only adds and removes the pieces that differ from that position: a handful of rows
-//! instead of all thirty. The sums wrap in i16, so their order does not matter and the
-//! result is the full refresh's, lane for lane.
+//! (every index of a perspective depends on its king square, docs/net-format.md §4). A
+//! refresh starts from the accumulator last computed with the king on the same square,
+//! kept in a cache, and only adds and removes the pieces that differ from that position:
+//! a handful of rows instead of all thirty. The sums wrap in i16, so their order does not
+//! matter and the result is the full refresh's, lane for lane.
 
 use bytemuck::Zeroable;
 use shakmaty::{Bitboard, Board, Color, Move, Piece, Role, Square};

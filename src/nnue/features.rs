@@ -1,4 +1,4 @@
-//! HalfKP feature indexing (spec §3).
+//! HalfKP feature indexing (docs/net-format.md §3).
 //!
 //! A feature is the pair (own king square, non-king piece on a square), seen from one
 //! perspective. Black's view is the board rotated by 180° (`sq ^ 63`), applied to the
@@ -77,7 +77,7 @@ mod tests {
         v.to_vec()
     }
 
-    // The worked examples of spec §3.4, computed by hand there.
+    // The worked examples of docs/net-format.md §3.4, computed by hand there.
     #[test]
     fn start_position_indices() {
         let b = board("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1");

@@ -1,9 +1,9 @@
 //! The HalfKP 256x2-32-32-1 network in the Stockfish 12 `.nnue` format.
 //!
-//! [`Network`] holds the integer weights of one file, validated as spec §2.2 asks;
-//! [`features`] maps pieces to inputs, [`accumulator`] keeps the first layer up to date
-//! move by move, and [`simd`] holds the kernels. The value of a position is
-//! `raw / 16` in Stockfish 12's internal units (a pawn is 208), see [`to_internal`].
+//! [`Network`] holds the integer weights of one file, validated as docs/net-format.md
+//! §2.2 describes; [`features`] maps pieces to inputs, [`accumulator`] keeps the first
+//! layer up to date move by move, and [`simd`] holds the kernels. The value of a position
+//! is `raw / 16` in Stockfish 12's internal units (a pawn is 208), see [`to_internal`].
 
 pub mod accumulator;
 pub mod features;
@@ -26,17 +26,19 @@ use self::{
 
 /// Width of one perspective's accumulator.
 pub const HALF: usize = 256;
-/// File format version (spec §2).
+/// File format version (docs/net-format.md §2).
 pub const VERSION: u32 = 0x7AF3_2F16;
-/// Hash of the feature transformer: `HalfKP(Friend)` XOR 2·256 (spec §2.1).
+/// Hash of the feature transformer: `HalfKP(Friend)` XOR 2·256 (docs/net-format.md §2.1).
 pub const FT_HASH: u32 = 0x5D69_D7B8;
-/// Hash of the affine/ClippedReLU chain after the feature transformer (spec §2.1).
+/// Hash of the affine/ClippedReLU chain after the feature transformer
+/// (docs/net-format.md §2.1).
 pub const LAYERS_HASH: u32 = 0x6333_7156;
 /// Hash in the file header: the two block hashes XORed.
 pub const NETWORK_HASH: u32 = FT_HASH ^ LAYERS_HASH;
 /// The architecture string every trainer of the period wrote into the header.
 pub const DESCRIPTION: &str = "Features=HalfKP(Friend)[41024->256x2],Network=AffineTransform[1<-32](ClippedReLU[32](AffineTransform[32<-32](ClippedReLU[32](AffineTransform[32<-512](InputSlice[512(0:512)])))))";
-/// File size without the description: everything in spec §2's table but row 4.
+/// File size without the description: every row of the table in docs/net-format.md §2
+/// but row 4.
 pub const FIXED_BYTES: usize = 4 * 3
     + 4
     + 2 * HALF
@@ -50,7 +52,8 @@ pub const FIXED_BYTES: usize = 4 * 3
     + HIDDEN;
 /// Divisor from the raw network output to internal units (`FV_SCALE`).
 pub const OUTPUT_SCALE: i32 = 16;
-/// Internal units per pawn; UCI centipawns are `internal * 100 / PAWN_VALUE` (spec §8).
+/// Internal units per pawn; UCI centipawns are `internal * 100 / PAWN_VALUE`
+/// (docs/net-format.md §8).
 pub const PAWN_VALUE: i32 = 208;
 
 const _: () = assert!(FIXED_BYTES == 21_022_520);
@@ -194,7 +197,7 @@ impl<'a> Reader<'a> {
 }
 
 impl Network {
-    /// Parses and validates a `.nnue` file image (spec §2.2).
+    /// Parses and validates a `.nnue` file image (docs/net-format.md §2.2).
     ///
     /// ```
     /// # use nue::nnue::{Network, NetError};
@@ -342,13 +345,14 @@ impl Network {
     }
 }
 
-/// The network's value in internal units: `raw / 16`, truncated toward zero (spec §8).
+/// The network's value in internal units: `raw / 16`, truncated toward zero
+/// (docs/net-format.md §8).
 #[inline]
 pub fn to_internal(raw: i32) -> i32 {
     raw / OUTPUT_SCALE
 }
 
-/// Internal units to UCI centipawns: `v * 100 / 208`, truncated (spec §8).
+/// Internal units to UCI centipawns: `v * 100 / 208`, truncated (docs/net-format.md §8).
 #[inline]
 pub fn internal_to_cp(v: i32) -> i32 {
     v * 100 / PAWN_VALUE

@@ -1,10 +1,10 @@
 //! The integer kernels of the evaluation, in two interchangeable versions.
 //!
-//! Every kernel has a scalar version, which is the specification (spec §4–§6) written out,
-//! and an AVX2 version that computes exactly the same numbers; the first hidden layer has
-//! a third, with AVX-512 VNNI. [`Simd`] picks a set at run time: a value that selects
-//! AVX2 or VNNI can only be made after `is_x86_feature_detected!` confirmed the
-//! instructions, so one binary runs on every x86-64 machine.
+//! Every kernel has a scalar version, which is the arithmetic of docs/net-format.md §4–§6
+//! written out, and an AVX2 version that computes exactly the same numbers; the first
+//! hidden layer has a third, with AVX-512 VNNI. [`Simd`] picks a set at run time: a value
+//! that selects AVX2 or VNNI can only be made after `is_x86_feature_detected!` confirmed
+//! the instructions, so one binary runs on every x86-64 machine.
 //!
 //! This module and the trainer's kernels (`train::simd`) are the only places in the crate
 //! with `unsafe` code: the AVX2 and AVX-512 functions carry `#[target_feature]`, and the raw pointer loads and stores they use stay
@@ -78,7 +78,8 @@ impl Simd {
         }
     }
 
-    /// `dst = src + Σ add − Σ sub`, lane by lane with i16 wrap-around (spec §4).
+    /// `dst = src + Σ add − Σ sub`, lane by lane with i16 wrap-around
+    /// (docs/net-format.md §4).
     ///
     /// The common move shapes (one row in and one out, a capture, two in and two out)
     /// get their own fully unrolled instances.
@@ -107,7 +108,8 @@ impl Simd {
         self.update(dst, bias, rows, &[]);
     }
 
-    /// The network input: `clamp(us, 0, 127)` followed by `clamp(them, 0, 127)` (spec §5).
+    /// The network input: `clamp(us, 0, 127)` followed by `clamp(them, 0, 127)`
+    /// (docs/net-format.md §5).
     #[inline]
     pub fn transform(self, us: &Half, them: &Half, out: &mut [u8; L1_IN]) {
         #[cfg(target_arch = "x86_64")]
@@ -140,8 +142,8 @@ impl Simd {
         job.run(self)
     }
 
-    /// `out = bias + W·x` for the 512 → 32 layer, in exact i32 arithmetic (spec §6), with
-    /// inputs at most 127 (the transform's output).
+    /// `out = bias + W·x` for the 512 → 32 layer, in exact i32 arithmetic
+    /// (docs/net-format.md §6), with inputs at most 127 (the transform's output).
     ///
     /// `paired` says that [`l1_pairs_fit`] holds for `w`: the AVX2 kernel may then add two
     /// byte-product pair sums in 16 bits before widening, which saves a quarter of its
@@ -236,7 +238,7 @@ pub fn output(x: &[u8; HIDDEN], w: &[i8; HIDDEN], bias: i32) -> i32 {
     bias + x.iter().zip(w).map(|(&x, &w)| i32::from(x) * i32::from(w)).sum::<i32>()
 }
 
-/// The reference kernels: plain loops, exactly as the specification states them.
+/// The reference kernels: plain loops, exactly as docs/net-format.md §4–§6 states them.
 mod scalar {
     use super::*;
 
@@ -372,7 +374,7 @@ mod avx2 {
 
     /// `out = bias + W·x` with u8 inputs ≤ 127 and i8 weights: `maddubs` pair sums are at
     /// most 2·127·128 = 32,512 in magnitude, so its saturation never triggers and the
-    /// result is the exact integer dot product (spec §6).
+    /// result is the exact integer dot product (docs/net-format.md §6).
     ///
     /// # Safety
     /// The processor must support AVX2. `IN` must be a multiple of 32 and `W == 32 * IN`.
@@ -490,9 +492,9 @@ mod avx512 {
 
     /// `out = bias + W·x` with u8 inputs and i8 weights: `vpdpbusd` multiplies unsigned by
     /// signed bytes and adds each group of four products to an i32 lane without
-    /// saturating, so the result is the exact integer dot product (spec §6) for any
-    /// weights: four products are at most 4·255·128 in magnitude and a row's sum stays far
-    /// inside i32.
+    /// saturating, so the result is the exact integer dot product (docs/net-format.md §6)
+    /// for any weights: four products are at most 4·255·128 in magnitude and a row's sum
+    /// stays far inside i32.
     ///
     /// # Safety
     /// The processor must support AVX2, AVX-512F and AVX-512 VNNI. `IN` must be a multiple
