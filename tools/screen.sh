@@ -14,24 +14,16 @@
 # (default 2), FASTCHESS and BOOK as in tools/sprt.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source tools/fastchess-common.sh
 name=$1 nodes=$2 games=$3 base=$4
 shift 4
-fastchess=${FASTCHESS:-fastchess}
-book=${BOOK:-../shared/books/UHO_4060_v4.epd}
-out=runs/screen
-mkdir -p "$out"
 engines=(-engine cmd="$base" name=base)
 for candidate in "$@"; do
     read -r path options <<<"$candidate"
     # shellcheck disable=SC2086 # the options are words
     engines+=(-engine cmd="$path" name="$(basename "$path")" $options)
 done
-exec "$fastchess" "${engines[@]}" \
+fastchess_match --fresh runs/screen "$name" "$book" epd $((games / 2)) "${CONCURRENCY:-2}" 50 \
+    "${engines[@]}" \
     -tournament gauntlet -seeds 1 \
-    -each tc=inf nodes="$nodes" option.Threads=1 option.Hash=16 \
-    -openings file="$book" format=epd order=random \
-    -repeat -games 2 -rounds $((games / 2)) -concurrency "${CONCURRENCY:-2}" \
-    -report penta=true -ratinginterval 50 \
-    -pgnout file="$out/$name.pgn" \
-    -config outname="$out/$name.json" \
-    >>"$out/$name.log" 2>&1
+    -each tc=inf nodes="$nodes" option.Threads=1 option.Hash=16

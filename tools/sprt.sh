@@ -12,23 +12,11 @@
 # openings (default: ../shared/books/UHO_4060_v4.epd).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source tools/fastchess-common.sh
 name=$1 new=$2 base=$3
 elo0=${4:-0} elo1=${5:-5} tc=${6:-5+0.05} concurrency=${7:-2}
-fastchess=${FASTCHESS:-fastchess}
-book=${BOOK:-../shared/books/UHO_4060_v4.epd}
-out=runs/sprt
-mkdir -p "$out"
-if [ -f "$out/$name.json" ]; then
-    exec "$fastchess" -config file="$out/$name.json" >>"$out/$name.log" 2>&1
-fi
-exec "$fastchess" \
+fastchess_match runs/sprt "$name" "$book" epd 50000 "$concurrency" 20 \
     -engine cmd="$new" name="$name" \
     -engine cmd="$base" name=base \
     -each tc="$tc" option.Threads=1 option.Hash=16 \
-    -openings file="$book" format=epd order=random \
-    -repeat -games 2 -rounds 50000 -concurrency "$concurrency" \
-    -sprt elo0="$elo0" elo1="$elo1" alpha=0.05 beta=0.05 model=logistic \
-    -report penta=true -ratinginterval 20 \
-    -pgnout file="$out/$name.pgn" \
-    -config outname="$out/$name.json" \
-    >>"$out/$name.log" 2>&1
+    -- -sprt elo0="$elo0" elo1="$elo1" alpha=0.05 beta=0.05 model=logistic

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The search yardstick of issue I: Nue running Stockfish 12's own net against Stockfish 12,
+# The search yardstick: Nue running Stockfish 12's own net against Stockfish 12,
 # so that only the search, time management and speed differ. fastchess, UHO openings in
 # random order, each opening played with colours reversed, Threads 1, Hash 16, a fixed
 # number of games (no SPRT). Resumable: a second run with the same name continues from
@@ -17,6 +17,7 @@
 # is Nue's against Stockfish 12.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source tools/fastchess-common.sh
 name=$1 nue=$2
 games=${3:-400} limit=${4:-8+0.08} concurrency=${5:-2}
 case $limit in
@@ -26,20 +27,8 @@ st=*) ;;
 esac
 sf12=${SF12:-stockfish-12}
 net=$(realpath "${NET:-../shared/reference/nn-82215d0fd0df.nnue}")
-fastchess=${FASTCHESS:-fastchess}
-book=${BOOK:-../shared/books/UHO_4060_v4.epd}
-out=runs/vs-sf12
-mkdir -p "$out"
-if [ -f "$out/$name.json" ]; then
-    exec "$fastchess" -config file="$out/$name.json" >>"$out/$name.log" 2>&1
-fi
-exec "$fastchess" \
+# shellcheck disable=SC2086 # $limit is one or two words
+fastchess_match runs/vs-sf12 "$name" "$book" epd $((games / 2)) "$concurrency" 20 \
     -engine cmd="$nue" name="$name" option.EvalFile="$net" \
     -engine cmd="$sf12" name=sf12 option.EvalFile="$net" \
-    -each $limit option.Threads=1 option.Hash=16 \
-    -openings file="$book" format=epd order=random \
-    -repeat -games 2 -rounds $((games / 2)) -concurrency "$concurrency" \
-    -report penta=true -ratinginterval 20 \
-    -pgnout file="$out/$name.pgn" \
-    -config outname="$out/$name.json" \
-    >>"$out/$name.log" 2>&1
+    -each $limit option.Threads=1 option.Hash=16

@@ -1,22 +1,22 @@
 #!/usr/bin/env bash
-# Carries an SPRT in progress to a lent machine and back (the `device` tool of this
-# project's workplace: 16 cores for about 15 minutes, a copy of the working tree plus at
-# most 64 MiB of ignored paths).
+# Carries an SPRT in progress to another machine (more cores for a while) and back. The
+# other machine needs a copy of this checkout, the packed folder runs/devc, python3 and xz;
+# nothing need be built there.
 #
-#   tools/device-sprt.sh pack NAME [CONCURRENCY]   here: makes runs/devc/ from runs/sprt/NAME.json
-#   tools/device-sprt.sh play NAME SECONDS         there: plays on for SECONDS, state to $OUT
-#   tools/device-sprt.sh merge NAME DIR            here: takes the state back from DIR
+#   tools/remote-sprt.sh pack NAME [CONCURRENCY]   here: makes runs/devc/ from runs/sprt/NAME.json
+#   tools/remote-sprt.sh play NAME SECONDS         there: plays on for SECONDS, state to $OUT
+#   tools/remote-sprt.sh merge NAME DIR            here: takes the state back from DIR
 #
 # `pack` puts into runs/devc/ the two engines, fastchess and every net an engine loads by
 # EvalFile that git does not track (one xz archive: the engines embed the same net, which
 # the archive stores once, about 11 MB for the three; each untracked net adds about 9 MB,
 # none where it equals the embedded one), a 20,000-line sample of the book and a copy of
 # the fastchess state with its paths, EvalFile paths and concurrency (default 15)
-# changed. Then, with the device tool: `run` the command `tools/device-sprt.sh play NAME
-# 450` with carry `runs/devc`, and `merge` the folder its files came back to. `merge`
-# keeps this machine's paths and concurrency and takes the results, so `tools/sprt.sh NAME
-# …` continues from the sum; the games' PGN and log are kept beside as
-# runs/sprt/NAME-device-N.{pgn,log}.
+# changed. Copy runs/devc into the other machine's checkout and run `OUT=<folder>
+# tools/remote-sprt.sh play NAME 450` there; bring OUT's files back and `merge` them.
+# `merge` keeps this machine's paths and concurrency and takes the results, so
+# `tools/sprt.sh NAME …` continues from the sum; the games' PGN and log are kept beside as
+# runs/sprt/NAME-remote-N.{pgn,log}.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:?pack, play or merge} name=${2:?the SPRT name}
@@ -74,11 +74,11 @@ play)
     grep -E 'Games|LLR|^Elo|Ptnml' "$dev/$name.log" | tail -4
     ;;
 merge)
-    from=${3:?the folder the device files came back to}
+    from=${3:?the folder the files of OUT came back to}
     n=1
-    while [ -e "runs/sprt/$name-device-$n.log" ]; do n=$((n + 1)); done
-    cp "$from/$name.log" "runs/sprt/$name-device-$n.log"
-    [ -f "$from/$name.pgn" ] && cp "$from/$name.pgn" "runs/sprt/$name-device-$n.pgn"
+    while [ -e "runs/sprt/$name-remote-$n.log" ]; do n=$((n + 1)); done
+    cp "$from/$name.log" "runs/sprt/$name-remote-$n.log"
+    [ -f "$from/$name.pgn" ] && cp "$from/$name.pgn" "runs/sprt/$name-remote-$n.pgn"
     python3 - "$state" "$from/$name.json" <<'EOF'
 import json, sys
 here, there = sys.argv[1:]
@@ -91,7 +91,7 @@ for pair, s in c["stats"].items():
 EOF
     ;;
 *)
-    echo "usage: tools/device-sprt.sh pack|play|merge NAME …" >&2
+    echo "usage: tools/remote-sprt.sh pack|play|merge NAME …" >&2
     exit 2
     ;;
 esac
