@@ -1,10 +1,13 @@
-//! Training data: the two text layouts of `../shared/data`, a compact binary cache, the
-//! filters that choose which positions to train on, and batches of HalfKP features.
+//! Training data: the two text layouts of docs/chain-format.md, a compact binary cache,
+//! the filters that choose which positions to train on, and batches of HalfKP features.
 //!
 //! - Per-position files: lines `<fen> | <score> | <result>`, the score in centipawns and
 //!   the result (1.0, 0.5, 0.0) both from White's point of view.
-//! - Game chains (`*.chain.txt.gz`, [`crate::chain`]): whole games, every ply with its
-//!   score, positions in check, captures and mate scores included.
+//! - Game chains ([`crate::chain`]): whole games, every ply with its score, positions in
+//!   check, captures and mate scores included.
+//!
+//! A file's layout is read from its first non-empty line and gzip from its first bytes,
+//! whatever its name (docs/chain-format.md, "How readers tell files apart").
 //!
 //! Parsing is the slow part, so each input file is converted once into a cache of
 //! 32-byte [`Packed`] records next to the other training outputs, and later runs read

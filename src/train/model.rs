@@ -2,13 +2,13 @@
 //! integer network.
 //!
 //! Layout. The feature transformer has 41,024 real inputs plus the factoriser's 64 "HalfK"
-//! and 640 "P" virtual inputs (spec §10.3). Its weights are stored in eight column
-//! chunks of 32 lanes (`[chunk][row][32]`), so the sparse backward pass and the optimiser
-//! can run on the chunks in parallel without sharing a byte. The forward pass reads the
-//! coalesced rows `E[f] = W[f] + W[K(f)] + W[P(f)]`, so each active feature costs one
-//! row, as in inference. A step changes every row (the factoriser's rows reach all of
-//! them), but a batch reads only the rows of its own features, about two fifths of
-//! them: each training step brings just those up to date before its forward pass, and
+//! and 640 "P" virtual inputs (docs/net-format.md §10.3). Its weights are stored in eight
+//! column chunks of 32 lanes (`[chunk][row][32]`), so the sparse backward pass and the
+//! optimiser can run on the chunks in parallel without sharing a byte. The forward pass
+//! reads the coalesced rows `E[f] = W[f] + W[K(f)] + W[P(f)]`, so each active feature costs
+//! one row, as in inference. A step changes every row (the factoriser's rows reach all of
+//! them), but a batch reads only the rows of its own features, about two fifths of them:
+//! each training step brings just those up to date before its forward pass, and
 //! [`Model::sync`] the rest when the whole model is read (validation, export).
 //!
 //! Because every feature of a perspective shares its king block, the factoriser's
@@ -53,10 +53,11 @@ pub const K_BASE: usize = INPUTS;
 pub const VIRTUAL: usize = 64 + PIECE_SQUARES;
 /// All feature-transformer inputs while training.
 pub const FT_ROWS: usize = INPUTS + VIRTUAL;
-/// Internal units per unit of float output (`kPonanzaConstant`, spec §10.1).
+/// Internal units per unit of float output (`kPonanzaConstant`,
+/// docs/net-format.md §10.1).
 pub const OUTPUT_SCALE: f32 = 600.0;
 
-/// Hidden weights must fit an i8 after ×64 (spec §10.2).
+/// Hidden weights must fit an i8 after ×64 (docs/net-format.md §10.2).
 const HIDDEN_WEIGHT_LIMIT: f32 = 127.0 / 64.0;
 /// Output weights must fit an i8 after ×9600/127.
 const OUTPUT_WEIGHT_LIMIT: f32 = 127.0 * 127.0 / 9600.0;
@@ -64,7 +65,8 @@ const OUTPUT_WEIGHT_LIMIT: f32 = 127.0 * 127.0 / 9600.0;
 /// i16 holds after ×127, so their sum always fits.
 const FT_WEIGHT_LIMIT: f32 = 32767.0 / 127.0 / 3.0;
 
-/// Scales of the integer net (spec §10.2): a parameter `x` is stored as `round(x · scale)`.
+/// Scales of the integer net (docs/net-format.md §10.2): a parameter `x` is stored as
+/// `round(x · scale)`.
 const FT_SCALE: f32 = 127.0;
 const HIDDEN_WEIGHT_SCALE: f32 = 64.0;
 const HIDDEN_BIAS_SCALE: f32 = 64.0 * 127.0;
@@ -768,9 +770,9 @@ impl Model {
         self.on_grid = self.dense.on_grid();
     }
 
-    /// Quantises into the integer network (spec §10.2), folding the factoriser in. The
-    /// forward pass already computes with parameters on the integer grid, so this only
-    /// reads their integers off.
+    /// Quantises into the integer network (docs/net-format.md §10.2), folding the
+    /// factoriser in. The forward pass already computes with parameters on the integer
+    /// grid, so this only reads their integers off.
     pub fn quantize(&self) -> Box<Network> {
         self.assert_synced();
         let d = &*self.on_grid;
