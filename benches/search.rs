@@ -5,8 +5,10 @@ use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use nue::{
-    api::Control, bench::POSITIONS, engine::parse_position, engine::Engine, perft::perft,
-    search::time::Limits,
+    api::{Control, Limits},
+    bench::POSITIONS,
+    engine::{parse_position, Engine},
+    perft::perft,
 };
 use shakmaty::{CastlingMode, Chess};
 

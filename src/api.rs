@@ -1,4 +1,5 @@
-//! What a search is asked and what it answers: the limits as the search sees them, the
+//! What a search is asked and what it answers: the limits of a `go` command and the time
+//! budget made of them (`search::time` makes it), the limits as the search sees them, the
 //! flags that steer a running search, the `info` reports and the final outcome. The
 //! engine, the UCI loop, `bench`, datagen and the tests speak to the search in these
 //! types; the search's insides stay in `search/`.
@@ -13,7 +14,63 @@ use std::{
 
 use shakmaty::Move;
 
-use crate::{search::time::Budget, types::Bound};
+use crate::types::Bound;
+
+/// Stack size of a thread that runs a search: every ply keeps a move list and a picker on
+/// the stack.
+pub const SEARCH_STACK_BYTES: usize = 64 << 20;
+
+/// Everything a `go` command can ask for. Times in milliseconds.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Limits {
+    /// Remaining clock time per side (White, Black).
+    pub time: [Option<u64>; 2],
+    /// Increment per move per side.
+    pub inc: [Option<u64>; 2],
+    /// Moves until the next time control.
+    pub moves_to_go: Option<u64>,
+    /// Search this many plies at most.
+    pub depth: Option<u32>,
+    /// Search this many nodes at most.
+    pub nodes: Option<u64>,
+    /// Start no iteration once this many nodes are searched (a soft limit for data
+    /// generation; no `go` form sets it).
+    pub soft_nodes: Option<u64>,
+    /// Search exactly this long.
+    pub move_time: Option<u64>,
+    /// Look for a mate in this many moves.
+    pub mate: Option<u32>,
+    /// Search until `stop`.
+    pub infinite: bool,
+    /// Search in the opponent's time until `ponderhit` or `stop`.
+    pub ponder: bool,
+    /// Restrict the root to these moves.
+    pub search_moves: Vec<Move>,
+}
+
+/// The time a search may use, measured from its start (or from `ponderhit`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Budget {
+    /// Don't start another iteration after this (before the stability scaling); `None`
+    /// for `movetime`, which is searched to its end.
+    pub soft: Option<Duration>,
+    /// Stop the search at this point, whatever it is doing.
+    pub hard: Duration,
+}
+
+impl Limits {
+    /// Whether a search under these limits ends without a command: it has a depth, node,
+    /// time or mate limit, and is neither `infinite` nor `ponder` (which wait for `stop`
+    /// or `ponderhit`).
+    pub fn ends_by_itself(&self) -> bool {
+        let limited = self.depth.is_some()
+            || self.nodes.is_some()
+            || self.move_time.is_some()
+            || self.mate.is_some()
+            || self.time.iter().any(Option::is_some);
+        limited && !self.infinite && !self.ponder
+    }
+}
 
 /// One line of `info` output.
 #[derive(Clone, Debug)]

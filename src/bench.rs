@@ -9,9 +9,8 @@ use anyhow::Result;
 use shakmaty::CastlingMode;
 
 use crate::{
-    api::Control,
+    api::{Control, Limits},
     engine::{parse_position, Engine},
-    search::time::Limits,
 };
 
 /// Depth searched when `nue bench` is given none.

@@ -1,29 +1,23 @@
 //! The engine as a typed API: a position, a hash table, a net, search threads. The UCI
 //! loop, `bench` and the tests all drive the search through this, never through text.
 
-use std::{
-    sync::{atomic::Ordering::Relaxed, Arc},
-    time::{Duration, Instant},
-};
+use std::sync::Arc;
 
 use anyhow::Result;
 use shakmaty::{fen::Fen, uci::UciMove, CastlingMode, Chess, Move, Position};
 
 use crate::{
-    api::{Control, Outcome, Report, SearchLimits},
+    api::{Control, Limits, Outcome, Report},
     board::{key_of, Board},
     nnue::{default_net, default_network, simd::Simd, Network},
     rng::Rng,
     search::{
-        movegen,
+        pool::{Search, TablebaseSettings},
         strength::{self, Strength},
-        tablebase_score,
-        time::Limits,
         tt::TranspositionTable,
-        PaddedCounter, RootMove, Shared, TablebaseProbing, Thread, ThreadData,
+        ThreadData,
     },
     syzygy::Tablebases,
-    types::INFINITE,
 };
 
 /// A seed that differs from run to run (for limited-strength play, which should not
@@ -34,9 +28,6 @@ fn entropy() -> u64 {
         .map_or(0, |d| d.as_nanos() as u64);
     nanos ^ u64::from(std::process::id()).rotate_left(32)
 }
-
-/// Stack size of search threads: every ply keeps a move list and a picker on the stack.
-pub const SEARCH_STACK_BYTES: usize = 64 << 20;
 
 /// Hash table size of a new engine, MiB (the `Hash` option's default).
 pub const DEFAULT_HASH_MB: usize = 16;
@@ -245,146 +236,24 @@ impl Engine {
         control: &Control,
         report: &mut dyn FnMut(&Report),
     ) -> Outcome {
-        let start = Instant::now();
-        let mut root_moves: Vec<Move> = self.pos.legal_moves().into_iter().collect();
-        if !limits.search_moves.is_empty() {
-            root_moves.retain(|m| limits.search_moves.contains(m));
-        }
-        let tablebases = self.tablebases.as_deref().map(|tables| {
-            let mut probing = TablebaseProbing {
+        let search = Search {
+            pos: &self.pos,
+            history: &self.history,
+            tt: &self.tt,
+            net: &self.net,
+            simd: self.simd,
+            tablebases: self.tablebases.as_deref().map(|tables| TablebaseSettings {
                 tables,
                 limit: self.settings.syzygy_probe_limit,
                 depth: self.settings.syzygy_probe_depth,
                 fifty_move_rule: self.settings.syzygy_fifty_move_rule,
-                root_hits: 0,
-                root_score: None,
-            };
-            // At a root the tables cover, search only the moves that keep the best
-            // result (and, when winning, make the fastest progress to it).
-            if tables.covers(&self.pos, probing.limit) {
-                if let Some(probe) = tables.root_moves(&self.pos, probing.fifty_move_rule) {
-                    probing.root_hits = probe.probes as u64;
-                    let kept: Vec<Move> =
-                        root_moves.iter().copied().filter(|m| probe.moves.contains(m)).collect();
-                    if !kept.is_empty() {
-                        root_moves = kept;
-                        let (score, _) = tablebase_score(probe.wdl, 0, probing.fifty_move_rule);
-                        probing.root_score = Some(score);
-                    }
-                }
-            }
-            probing
-        });
-        self.tt.new_search();
-        // Limited strength searches a few nodes and keeps several lines to choose from;
-        // the GUI sees only the lines it asked for.
-        let strength = self.settings.strength();
-        let shown_lines = self.settings.multipv;
-        let mut search_limits = SearchLimits {
-            budget: limits.budget(self.pos.turn(), self.settings.move_overhead),
-            depth: limits.depth.map(|d| d.min(i32::MAX as u32) as i32),
-            nodes: limits.nodes,
-            soft_nodes: limits.soft_nodes,
-            mate: limits.mate,
-            multipv: shown_lines,
+            }),
+            strength: self.settings.strength(),
+            multipv: self.settings.multipv,
+            move_overhead: self.settings.move_overhead,
         };
-        if let Some(s) = strength {
-            search_limits.multipv = shown_lines.max(strength::LINES);
-            search_limits.soft_nodes =
-                Some(search_limits.soft_nodes.map_or(s.soft_nodes(), |n| n.min(s.soft_nodes())));
-            search_limits.nodes =
-                Some(search_limits.nodes.map_or(s.hard_nodes(), |n| n.min(s.hard_nodes())));
-        }
-        let lines = search_limits.multipv.min(root_moves.len());
-        let report = &mut |r: &Report| {
-            if r.multipv <= shown_lines {
-                report(r);
-            }
-        };
-        let shared = Shared {
-            tt: &self.tt,
-            net: &self.net,
-            control,
-            limits: search_limits,
-            nodes: (0..self.threads.len()).map(|_| PaddedCounter::default()).collect(),
-            start,
-            tablebases,
-            tbhits: (0..self.threads.len()).map(|_| PaddedCounter::default()).collect(),
-        };
-        let board = Board::new(self.pos.clone(), &self.history, &self.net, self.simd);
-        let (main_data, helper_data) = self.threads.split_first_mut().expect("one thread");
-
-        let rng = &mut self.rng;
-        let (best, depth) = std::thread::scope(|scope| {
-            let shared = &shared;
-            let mut helpers = Vec::new();
-            for (i, data) in helper_data.iter_mut().enumerate() {
-                let board = board.clone();
-                let root_moves = &root_moves;
-                let handle = std::thread::Builder::new()
-                    .name(format!("search-{}", i + 1))
-                    .stack_size(SEARCH_STACK_BYTES)
-                    .spawn_scoped(scope, move || {
-                        Thread::new(i + 1, shared, data, board, root_moves).iterate(&mut |_| {});
-                    });
-                match handle {
-                    Ok(h) => helpers.push(h),
-                    Err(e) => eprintln!("info string could not start a search thread: {e}"),
-                }
-            }
-            let mut main = Thread::new(0, shared, main_data, board, &root_moves);
-            main.iterate(report);
-            // A finished infinite or ponder search waits for its `stop` or `ponderhit`.
-            let mut waited = false;
-            while !control.stop.load(Relaxed)
-                && (limits.infinite || control.pondering.load(Relaxed))
-            {
-                waited = true;
-                std::thread::sleep(Duration::from_millis(1));
-            }
-            control.stop.store(true, Relaxed);
-            for h in helpers {
-                let _ = h.join();
-            }
-            main.report_final(report, waited);
-            let depth = main.completed_depth;
-            if let Some(s) = strength.filter(|_| depth > 0) {
-                let chosen = pick_weaker(s, &main.root_moves[..lines], rng);
-                if chosen > 0 {
-                    // The last line the GUI sees starts with the move played.
-                    let mut line = main.report(depth, chosen);
-                    line.multipv = 1;
-                    report(&line);
-                    main.root_moves.swap(0, chosen);
-                }
-            }
-            (main.root_moves.first().cloned(), depth)
-        });
-
-        let nodes = shared.total_nodes();
-        let Some(best) = best else {
-            return Outcome { nodes, ..Outcome::default() };
-        };
-        let ponder = best.pv.get(1).copied().or_else(|| self.guess_reply(best.mv));
-        let (score, _) = shared.root_verdict(best.score, best.bound);
-        Outcome { best: Some(best.mv), ponder, score, depth, nodes }
+        search.run(&mut self.threads, &mut self.rng, limits, control, report)
     }
-
-    /// The stored best reply to `m`, if the table has one that is legal.
-    fn guess_reply(&self, m: Move) -> Option<Move> {
-        let mut after = self.pos.clone();
-        after.play_unchecked(m);
-        let hit = self.tt.probe(key_of(&after), 0, after.halfmoves())?;
-        movegen::unpack(&after, hit.mv)
-    }
-}
-
-/// The line limited-strength play chooses among `root` (best first): only lines with a
-/// full score from the last iteration take part.
-fn pick_weaker(strength: Strength, root: &[RootMove], rng: &mut Rng) -> usize {
-    let scores: Vec<i32> =
-        root.iter().map(|rm| rm.score).take_while(|&score| score > -INFINITE).collect();
-    strength.pick(&scores, rng)
 }
 
 /// Parses a FEN (with or without its move counters) into a legal position. Chess960

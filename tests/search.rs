@@ -5,9 +5,8 @@
 mod common;
 
 use nue::{
-    api::{Control, Outcome},
+    api::{Control, Limits, Outcome},
     engine::{parse_move, Engine},
-    search::time::Limits,
     types::MATE_IN_MAX,
 };
 use shakmaty::{uci::UciMove, CastlingMode, Move, Position};

@@ -8,9 +8,8 @@ use std::time::Duration;
 use common::engine::last_info;
 
 use nue::{
-    api::Control,
+    api::{Control, Limits},
     engine::Engine,
-    search::time::Limits,
     syzygy::Tablebases,
     types::{MATE_IN_MAX, TB_WIN_IN_MAX},
 };

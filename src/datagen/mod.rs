@@ -66,9 +66,9 @@ pub use self::{
     tally::Tally,
 };
 use crate::{
+    api::SEARCH_STACK_BYTES,
     book,
     chain::{count_games, ChainWriter},
-    engine::SEARCH_STACK_BYTES,
 };
 
 /// Options of `nue datagen`.

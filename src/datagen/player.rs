@@ -12,10 +12,9 @@ use anyhow::{ensure, Context, Result};
 use shakmaty::{fen::Fen, CastlingMode, Chess, EnPassantMode, Move, Position};
 
 use crate::{
-    api::{Control, Report},
+    api::{Control, Limits, Report},
     engine::{parse_move, Engine},
     nnue::internal_to_cp,
-    search::time::Limits,
     types::{is_mate, Bound},
 };
 

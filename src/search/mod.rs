@@ -14,6 +14,7 @@
 //!   generates the noisy moves alone for quiescence, [`history`] keeps the statistics
 //!   that ordering, reductions and the eval correction learn from, [`see`] judges
 //!   exchanges;
+//! - [`pool`] runs one search from its root to its outcome, over its threads;
 //! - [`tt`] is the transposition table every thread shares;
 //! - [`time`] turns `go` limits into time budgets, [`params`] declares every tunable
 //!   number, [`strength`] weakens play on request.
@@ -24,6 +25,7 @@ pub mod movegen;
 pub mod movepick;
 mod node;
 pub mod params;
+pub mod pool;
 pub mod see;
 mod stack;
 pub mod strength;

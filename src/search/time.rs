@@ -1,4 +1,5 @@
-//! Search limits and the time budget for every `go` form.
+//! The time budget for every `go` form ([`Limits`], from `crate::api`, turned into a
+//! [`Budget`]).
 //!
 //! A clock game gets two budgets: a soft one, checked between iterations and stretched or
 //! shrunk by how settled the search looks, and a hard one, checked inside the search,
@@ -8,47 +9,10 @@
 
 use std::time::Duration;
 
-use shakmaty::{Color, Move};
+use shakmaty::Color;
 
 use super::params;
-
-/// Everything a `go` command can ask for. Times in milliseconds.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Limits {
-    /// Remaining clock time per side (White, Black).
-    pub time: [Option<u64>; 2],
-    /// Increment per move per side.
-    pub inc: [Option<u64>; 2],
-    /// Moves until the next time control.
-    pub moves_to_go: Option<u64>,
-    /// Search this many plies at most.
-    pub depth: Option<u32>,
-    /// Search this many nodes at most.
-    pub nodes: Option<u64>,
-    /// Start no iteration once this many nodes are searched (a soft limit for data
-    /// generation; no `go` form sets it).
-    pub soft_nodes: Option<u64>,
-    /// Search exactly this long.
-    pub move_time: Option<u64>,
-    /// Look for a mate in this many moves.
-    pub mate: Option<u32>,
-    /// Search until `stop`.
-    pub infinite: bool,
-    /// Search in the opponent's time until `ponderhit` or `stop`.
-    pub ponder: bool,
-    /// Restrict the root to these moves.
-    pub search_moves: Vec<Move>,
-}
-
-/// The time a search may use, measured from its start (or from `ponderhit`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Budget {
-    /// Don't start another iteration after this (before the stability scaling); `None`
-    /// for `movetime`, which is searched to its end.
-    pub soft: Option<Duration>,
-    /// Stop the search at this point, whatever it is doing.
-    pub hard: Duration,
-}
+use crate::api::{Budget, Limits};
 
 /// Moves planned for at most, even when a control is far away.
 const MAX_MOVES_TO_GO: u64 = 50;
@@ -58,18 +22,6 @@ const MAX_MOVES_TO_GO: u64 = 50;
 const RESERVE_OVERHEADS: u64 = 4;
 
 impl Limits {
-    /// Whether a search under these limits ends without a command: it has a depth, node,
-    /// time or mate limit, and is neither `infinite` nor `ponder` (which wait for `stop`
-    /// or `ponderhit`).
-    pub fn ends_by_itself(&self) -> bool {
-        let limited = self.depth.is_some()
-            || self.nodes.is_some()
-            || self.move_time.is_some()
-            || self.mate.is_some()
-            || self.time.iter().any(Option::is_some);
-        limited && !self.infinite && !self.ponder
-    }
-
     /// The budget for `side` to move, or `None` when time does not limit the search.
     pub fn budget(&self, side: Color, overhead_ms: u64) -> Option<Budget> {
         if let Some(t) = self.move_time {

@@ -22,10 +22,9 @@ use shakmaty::{fen::Fen, CastlingMode, Chess, Color, EnPassantMode, Position};
 
 use self::options::{Name, Value, OPTIONS};
 use crate::{
-    api::{Control, Report},
-    engine::{parse_move, parse_position, Engine, DEFAULT_HASH_MB, SEARCH_STACK_BYTES},
+    api::{Control, Limits, Report, SEARCH_STACK_BYTES},
+    engine::{parse_move, parse_position, Engine, DEFAULT_HASH_MB},
     nnue::{internal_to_cp, PAWN_VALUE},
-    search::time::Limits,
     types::{Bound, MATE, MATE_IN_MAX},
 };
 
