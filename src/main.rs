@@ -89,11 +89,11 @@ enum Plot {
         out: PathBuf,
     },
     /// The default nets' Elo against the net they replaced and against Stockfish 12's net,
-    /// against the positions seen, from the `## History` table of `nets/README.md`.
+    /// against the positions seen, from the nets' history (one tab-separated line a net).
     Nets {
-        /// The README holding the table.
-        #[arg(long, default_value = "nets/README.md")]
-        readme: PathBuf,
+        /// The history file.
+        #[arg(long, default_value = "nets/history.tsv")]
+        history: PathBuf,
         /// The SVG to write.
         #[arg(long, default_value = "nets/history.svg")]
         out: PathBuf,
@@ -167,10 +167,12 @@ fn run(cli: Cli) -> Result<()> {
             eprintln!("wrote {}", out.display());
             Ok(())
         }
-        Some(Command::Plot(Plot::Nets { readme, out })) => {
-            let text = std::fs::read_to_string(&readme)
-                .with_context(|| format!("cannot read {}", readme.display()))?;
-            nue::plot::nets_history(&nue::plot::read_nets_history(&text)?, &out)?;
+        Some(Command::Plot(Plot::Nets { history, out })) => {
+            let text = std::fs::read_to_string(&history)
+                .with_context(|| format!("cannot read {}", history.display()))?;
+            let rows = nue::plot::read_nets_history(&text)
+                .with_context(|| format!("reading {}", history.display()))?;
+            nue::plot::nets_history(&rows, &out)?;
             eprintln!("wrote {}", out.display());
             Ok(())
         }

@@ -1,6 +1,6 @@
 //! The pictures engine authors look at instead of logs, drawn as SVG: a training run's
 //! curves (`nue train` redraws them after every epoch, `nue plot training` compares runs)
-//! and the history of the default nets (`nue plot nets`, from `nets/README.md`'s table).
+//! and the history of the default nets (`nue plot nets`, from `nets/history.tsv`).
 
 use std::{
     ops::Range,
@@ -212,29 +212,91 @@ fn parse_elo(cell: &str) -> Result<Option<Elo>> {
     parse().map(Some).with_context(|| format!("not an Elo figure: {cell:?}"))
 }
 
-/// Reads the `## History` table of `nets/README.md` (columns: net, default, positions
-/// seen (M), vs previous default, vs Stockfish 12's net).
-pub fn read_nets_history(readme: &str) -> Result<Vec<NetRow>> {
-    let section = readme.split("\n## History").nth(1).context("no `## History` section")?;
-    let mut rows = Vec::new();
-    for line in
-        section.lines().skip_while(|l| !l.starts_with('|')).take_while(|l| l.starts_with('|'))
-    {
-        let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
-        if cells.len() < 5 || cells[0] == "net" || cells[0].starts_with("---") {
-            continue;
+/// The columns of `nets/history.tsv`, in order, as its header line names them.
+pub const HISTORY_COLUMNS: [&str; 6] = [
+    "net",
+    "default",
+    "positions seen (M)",
+    "vs previous default",
+    "vs Stockfish 12's net",
+    "adopted",
+];
+
+/// Reads the nets' history, `nets/history.tsv`: a header line naming [`HISTORY_COLUMNS`],
+/// then one tab-separated line per net that became the default, oldest first. A net is
+/// `nn-` and twelve hex digits, listed once; `default` is `yes` on the last line and
+/// `replaced` on every other; an Elo cell is `+26.7 ± 13.8 (990)` or `—`; `adopted` is a
+/// date and a commit, `2026-11-26, b4ccfbd`. Anything else is refused, naming its line.
+pub fn read_nets_history(text: &str) -> Result<Vec<NetRow>> {
+    let mut lines = text.lines().zip(1..);
+    let (header, _) = lines.next().context("the history is empty: no header line")?;
+    ensure!(
+        header == HISTORY_COLUMNS.join("\t"),
+        "line 1: the header must be the columns {HISTORY_COLUMNS:?}, tab-separated; found {header:?}"
+    );
+    let mut rows: Vec<NetRow> = Vec::new();
+    let mut defaults = Vec::new();
+    for (line, n) in lines {
+        let (row, default) = history_row(line).with_context(|| format!("line {n}"))?;
+        ensure!(!rows.iter().any(|r| r.name == row.name), "line {n}: {} is listed twice", row.name);
+        if default {
+            defaults.push(n);
         }
-        rows.push(NetRow {
-            name: cells[0].trim_matches('`').to_string(),
-            positions: cells[2].parse().with_context(|| format!("bad positions {:?}", cells[2]))?,
-            previous: parse_elo(cells[3])?,
-            stockfish: parse_elo(cells[4])?,
-        });
+        rows.push(row);
     }
-    if rows.is_empty() {
-        bail!("the `## History` section has no table rows");
-    }
+    ensure!(!rows.is_empty(), "the history has a header and no nets");
+    ensure!(
+        defaults == [rows.len() + 1],
+        "the last line, and only it, must be the default (`yes`); found `yes` on lines {defaults:?}"
+    );
     Ok(rows)
+}
+
+/// One line of the nets' history, and whether it is the default (`yes`).
+fn history_row(line: &str) -> Result<(NetRow, bool)> {
+    let cells: Vec<&str> = line.split('\t').collect();
+    ensure!(
+        cells.len() == HISTORY_COLUMNS.len(),
+        "{} tab-separated fields expected, found {}: {line:?}",
+        HISTORY_COLUMNS.len(),
+        cells.len()
+    );
+    let name = cells[0];
+    let hex = name.strip_prefix("nn-").unwrap_or_default();
+    ensure!(
+        hex.len() == 12 && hex.bytes().all(|b| b.is_ascii_hexdigit()),
+        "net {name:?} is not `nn-` and twelve hex digits"
+    );
+    let default = match cells[1] {
+        "yes" => true,
+        "replaced" => false,
+        other => bail!("default {other:?} is neither `yes` nor `replaced`"),
+    };
+    let positions: f64 =
+        cells[2].parse().with_context(|| format!("bad positions {:?}", cells[2]))?;
+    ensure!(positions.is_finite() && positions > 0.0, "bad positions {:?}", cells[2]);
+    let is_date = |date: &str| {
+        date.len() == 10
+            && date.bytes().enumerate().all(|(i, b)| match i {
+                4 | 7 => b == b'-',
+                _ => b.is_ascii_digit(),
+            })
+    };
+    let is_commit = |commit: &str| {
+        (7..=40).contains(&commit.len()) && commit.bytes().all(|b| b.is_ascii_hexdigit())
+    };
+    ensure!(
+        cells[5].split_once(", ").is_some_and(|(date, commit)| is_date(date) && is_commit(commit)),
+        "adopted {:?} is not `YYYY-MM-DD, <commit>`",
+        cells[5]
+    );
+    let row = NetRow {
+        name: name.to_string(),
+        positions,
+        previous: parse_elo(cells[3])?,
+        stockfish: parse_elo(cells[4])?,
+    };
+    Ok((row, default))
 }
 
 /// Draws the nets' history: above, each default's Elo against Stockfish 12's net; below,
@@ -281,24 +343,86 @@ mod tests {
     use super::*;
 
     #[test]
-    fn elo_cells_and_the_history_table_parse() {
+    fn elo_cells_parse() {
         let e = parse_elo("−175.0 ± 22 (600)").unwrap().unwrap();
         assert_eq!(e, Elo { elo: -175.0, error: 22.0, games: 600 });
+        let e = parse_elo("+116.1 ± 33.8 (1,304)").unwrap().unwrap();
+        assert_eq!(e, Elo { elo: 116.1, error: 33.8, games: 1304 });
         assert_eq!(parse_elo(" — ").unwrap(), None);
         assert!(parse_elo("+5 (10)").is_err());
-        let readme = "# x\n\n## History\n\n| net | default | positions seen (M) | vs previous \
-                      default | vs Stockfish 12's net |\n|---|---|---|---|---|\n| `nn-a` | \
-                      replaced | 6.3 | — | — |\n| `nn-b` | yes | 20.1 | +116.1 ± 33.8 (1,304) \
-                      | −334.1 ± 57.0 (200) |\n\nText.\n| not | the | table | at | all |\n";
-        let rows = read_nets_history(readme).unwrap();
+    }
+
+    const HEADER: &str =
+        "net\tdefault\tpositions seen (M)\tvs previous default\tvs Stockfish 12's net\tadopted\n";
+
+    #[test]
+    fn the_history_file_parses() {
+        let text = format!(
+            "{HEADER}nn-1498f12fa96e\treplaced\t6.3\t—\t—\t2026-11-23, 87ca264\n\
+             nn-5603a1be88b4\tyes\t20.1\t+116.1 ± 33.8 (1,304)\t−334.1 ± 57.0 (200)\t\
+             2026-11-23, 9244a75\n"
+        );
+        let rows = read_nets_history(&text).unwrap();
         assert_eq!(rows.len(), 2);
         assert_eq!(
-            (rows[0].name.as_str(), rows[0].positions, rows[0].previous),
-            ("nn-a", 6.3, None)
+            (rows[0].name.as_str(), rows[0].positions, rows[0].previous, rows[0].stockfish),
+            ("nn-1498f12fa96e", 6.3, None, None)
         );
         assert_eq!(rows[1].previous.unwrap().games, 1304);
         assert_eq!(rows[1].stockfish.unwrap().elo, -334.1);
-        assert!(read_nets_history("# no table\n").is_err());
+    }
+
+    /// The error for a history of `HEADER` and `lines`.
+    fn refusal(lines: &str) -> String {
+        format!("{:#}", read_nets_history(&format!("{HEADER}{lines}")).unwrap_err())
+    }
+
+    #[test]
+    fn a_malformed_history_is_refused_with_its_line() {
+        let ok = "nn-1498f12fa96e\tyes\t6.3\t—\t—\t2026-11-23, 87ca264\n";
+        assert!(read_nets_history(&format!("{HEADER}{ok}")).is_ok());
+        assert!(format!("{:#}", read_nets_history("").unwrap_err()).contains("empty"));
+        let markdown = "| net | default | positions seen (M) |\n";
+        assert!(format!("{:#}", read_nets_history(markdown).unwrap_err()).contains("line 1"));
+        assert!(refusal("").contains("no nets"));
+        let cases = [
+            ("nn-1498f12fa96e  yes\t6.3\t—\t—\t2026-11-23, 87ca264", "6 tab-separated"),
+            ("nn-1498f12fa96\tyes\t6.3\t—\t—\t2026-11-23, 87ca264", "twelve hex digits"),
+            ("nn-1498f12fa96e\tno\t6.3\t—\t—\t2026-11-23, 87ca264", "neither"),
+            ("nn-1498f12fa96e\tyes\t6,3\t—\t—\t2026-11-23, 87ca264", "bad positions"),
+            ("nn-1498f12fa96e\tyes\t6.3\t+5 (10)\t—\t2026-11-23, 87ca264", "not an Elo"),
+            ("nn-1498f12fa96e\tyes\t6.3\t—\t—\t2026-11-23 87ca264", "YYYY-MM-DD"),
+            ("nn-1498f12fa96e\tyes\t6.3\t—\t—\t23.11.2026, 87ca264", "YYYY-MM-DD"),
+        ];
+        for (line, why) in cases {
+            let e = refusal(&format!("{line}\n"));
+            assert!(e.contains("line 2") && e.contains(why), "{line:?}: {e}");
+        }
+        let e = refusal(&format!("{ok}{ok}"));
+        assert!(e.contains("line 3") && e.contains("twice"), "{e}");
+        let replaced = ok.replace("yes", "replaced");
+        let e = refusal(&replaced);
+        assert!(e.contains("only it"), "{e}");
+        let e = refusal(&format!("{ok}{}", replaced.replace("1498", "5603")));
+        assert!(e.contains("[2]"), "{e}");
+    }
+
+    /// The committed history parses, and its default is the net this build embeds.
+    #[test]
+    fn nets_history_tsv_names_the_default_net() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("nets/history.tsv");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let rows = read_nets_history(&text).unwrap();
+        // A build may embed another net for a try (`NUE_NET`); only the default's is checked.
+        if option_env!("NUE_NET").is_none() {
+            let embedded = crate::nnue::default_net::NAME;
+            let last = &rows.last().unwrap().name;
+            assert_eq!(
+                format!("{last}.nnue"),
+                embedded,
+                "the last line of nets/history.tsv is not the default net (build.rs's DEFAULT_NET)"
+            );
+        }
     }
 
     #[test]

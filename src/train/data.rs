@@ -429,7 +429,7 @@ impl Filter {
 /// plies after it, `window` plies in all (White's view; `window` even). A shallow search
 /// is optimistic for the side to move: on consecutive quiet plies Stockfish 15.1's
 /// depth-4 scores favour it by about 26 cp, its depth-7 scores by about 5
-/// (`nets/README.md`). The next ply's search is as optimistic for the other side, so a
+/// (`nets/log.md`). The next ply's search is as optimistic for the other side, so a
 /// mean over as many plies of either side to move cancels most of it, and it averages
 /// several searches. Near a game's end or a mate score the window shrinks to the even
 /// number of plies left before it; a position with fewer than two, and the positions of

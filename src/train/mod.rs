@@ -65,7 +65,7 @@ pub struct TrainArgs {
     #[arg(long, default_value_t = 0.02)]
     pub final_lr: f32,
     /// Target blend: 1.0 trains on search scores only, 0.0 on game results only. The
-    /// default, 1.0, played about 49 Elo better than 0.75 (`nets/README.md`).
+    /// default, 1.0, played about 49 Elo better than 0.75 (`nets/log.md`).
     #[arg(long, default_value_t = 1.0)]
     pub lambda: f32,
     /// The λ of the reported validation loss (default: `--lambda`). Runs trained at
