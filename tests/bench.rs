@@ -72,3 +72,52 @@ fn bench_searches_with_the_net_it_is_given() {
     let err = String::from_utf8_lossy(&missing.stderr);
     assert!(err.contains("missing.nnue") && !err.contains("panicked"), "{err}");
 }
+
+/// `n` with a comma between each group of three digits, as the CHANGELOG writes counts.
+fn with_commas(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The version names what the engine plays. A release version (no pre-release suffix)
+/// is the CHANGELOG entry of that number, whose bench and default net are this build's:
+/// once the search or the net changes, the version must move on to the next release's
+/// pre-release (`1.2.0-dev`), so that two engines that play differently never answer to
+/// one number (rating lists key on it).
+#[test]
+fn a_release_version_plays_as_its_changelog_entry_says() {
+    let version = env!("CARGO_PKG_VERSION");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("CHANGELOG.md");
+    let changelog = std::fs::read_to_string(path).unwrap();
+    if version.contains('-') {
+        assert!(changelog.contains("\n## Unreleased\n"), "a pre-release lists its changes");
+        return;
+    }
+    let heading = format!("\n## {version}\n");
+    let at = changelog.find(&heading).unwrap_or_else(|| panic!("CHANGELOG.md has no {heading}"));
+    let entry = &changelog[at + heading.len()..];
+    let entry = &entry[..entry.find("\n## ").unwrap_or(entry.len())];
+    let bench = format!("- Bench: {}", with_commas(BENCH_NODES));
+    let net = nue::nnue::default_net::NAME.trim_end_matches(".nnue");
+    let moved = "the engine no longer plays as this release did: make the version the next \
+                 release's pre-release (1.2.0-dev) in Cargo.toml";
+    assert!(entry.contains(&bench), "{version}'s entry lacks '{bench}': {moved}");
+    assert!(
+        entry.contains(&format!("- Default net: `{net}`")),
+        "{version}'s entry names another default net than {net}: {moved}"
+    );
+}
+
+#[test]
+fn counts_are_written_with_commas() {
+    assert_eq!(with_commas(2_501_189), "2,501,189");
+    assert_eq!(with_commas(999), "999");
+    assert_eq!(with_commas(1_000), "1,000");
+}
