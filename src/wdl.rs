@@ -29,18 +29,17 @@ pub struct WdlModel {
     pub b: [f64; 4],
 }
 
-/// The model in use, from `nue wdl-fit --positions 400000 --iterations 2000` (400,000
-/// positions of `../shared/data`, seed 1) with `nn-de5cc0bbdda6`, the default before
-/// `nn-7fa111bea920`. Refitted with each later default it gains nothing (log-likelihood
-/// −0.59206 against −0.59207 with `nn-7fa1`, −0.59651 both with `nn-cc6ebeae1867`, −0.59803
-/// against −0.59802 with `nn-3a9b0bc3845e`, −0.59965 against −0.59964 with `nn-3073bd0cd07a`,
-/// −0.60065 against −0.60064 with `nn-32dec0e43266`), so it is kept. The data's games are fast
-/// and begin with random moves, so they are rarely drawn: so is the model (a level start position
-/// shows about 43 % wins, 14 % draws, 43 % losses).
+/// The model in use, fitted on 2026-12-06 to Nue 1.1.0's self-play with its default net:
+/// `nue wdl-fit --pgn selfplay.pgn --iterations 2000` over 300 games at 5+0.05 (8moves_v3
+/// openings with colours reversed; 187 drawn), the 40,574 moves with a score in their
+/// comments. Mean log-likelihood −0.40928 against −0.82078 for the model before, which
+/// was fitted to fast training games that are rarely drawn: the start position, searched
+/// to depth 12 (+26 cp), now shows 26 % wins, 64 % draws and 10 % losses, where a level
+/// start showed 14 % draws.
 pub const FITTED: WdlModel = WdlModel {
-    net: "nn-de5cc0bbdda6.nnue",
-    a: [595.7, -553.9, -196.3, 255.9],
-    b: [210.4, 116.0, 54.1, -18.4],
+    net: "nn-1f7c2a37363a.nnue",
+    a: [423.9, -495.7, 201.5, 13.4],
+    b: [32.9, 154.6, -198.1, 87.1],
 };
 
 /// The material measure of the model: pawns 1, minor pieces 3, rooks 5, queens 9.
@@ -110,6 +109,18 @@ mod tests {
         }
         assert_eq!(FITTED.per_mille(MATE_IN_MAX + 3, 40), [1000, 0, 0]);
         assert_eq!(FITTED.per_mille(-MATE_IN_MAX - 3, 40), [0, 0, 1000]);
+    }
+
+    /// Part of making a net the default (CONTRIBUTING.md): the model is refitted to its
+    /// play, and names it.
+    #[test]
+    fn the_model_is_fitted_for_the_default_net() {
+        assert_eq!(
+            FITTED.net,
+            crate::nnue::default_net::NAME,
+            "the WDL model was fitted for another net: refit it to the default's games \
+             (`nue wdl-fit --pgn GAMES --player NAME`, docs/uci.md) and paste its output here"
+        );
     }
 
     #[test]
