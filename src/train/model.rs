@@ -29,11 +29,16 @@
 // Lane loops index several arrays in lockstep; iterator chains would hide that.
 #![allow(clippy::needless_range_loop)]
 
+use std::ops::Range;
+
 use arrayvec::ArrayVec;
 use bytemuck::{Pod, Zeroable};
 use rayon::prelude::*;
 
-use super::{data::Batch, simd};
+use super::{
+    data::Batch,
+    simd::{self, Kernel},
+};
 use crate::{
     nnue::{
         features::{BLOCK, INPUTS, MAX_ACTIVE, PIECE_SQUARES},
@@ -449,7 +454,7 @@ impl Model {
         self.coalesced.par_chunks_mut(COALESCE_ROWS).enumerate().for_each(|(b, rows)| {
             let first = b * COALESCE_ROWS;
             let only = only.map(|o| &o[first..first + rows.len()]);
-            simd::coalesce_block(chunks, first, rows, snap, only);
+            simd::run(CoalesceBlock { chunks, first, rows, snap, only });
         });
     }
 
@@ -528,12 +533,7 @@ impl Model {
     /// Evaluates one position (feature lists, side to move first) in internal units.
     pub fn evaluate(&self, features: &[[u16; MAX_ACTIVE]; 2], count: usize) -> f32 {
         self.assert_synced();
-        simd::evaluate(self, features, count)
-    }
-
-    #[inline(always)]
-    pub(super) fn evaluate_impl(&self, features: &[[u16; MAX_ACTIVE]; 2], count: usize) -> f32 {
-        self.forward(features, count).out * OUTPUT_SCALE
+        simd::run(Evaluate { model: self, features, count })
     }
 
     /// Loss of a batch without training on it. The positions are summed in fixed blocks
@@ -553,7 +553,8 @@ impl Model {
                 let mut loss = Loss::default();
                 for &i in block {
                     let features = &batch.features[i];
-                    let out = simd::evaluate(self, features, usize::from(batch.counts[i]));
+                    let count = usize::from(batch.counts[i]);
+                    let out = simd::run(Evaluate { model: self, features, count });
                     let p = target(batch.scores[i], batch.results[i], lambda, scale);
                     loss.add(Loss { sum: objective.value(p, out / scale), count: 1 });
                 }
@@ -570,10 +571,10 @@ impl Model {
     /// accumulator gradient into `d_acc`.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn backward_slice(
+    fn backward_slice(
         &self,
         batch: &Batch,
-        range: std::ops::Range<usize>,
+        range: Range<usize>,
         d_acc: &mut [[Lanes; 2 * CHUNKS]],
         params: StepParams,
         inv_batch: f32,
@@ -677,7 +678,7 @@ impl Model {
                 scratch.l1_wt[o][i / LANES][i % LANES] = w;
             }
         }
-        let this = &*self;
+        let model = &*self;
         let l1_wt = &scratch.l1_wt;
         scratch
             .d_acc
@@ -685,10 +686,19 @@ impl Model {
             .zip(scratch.slice_grads.par_iter_mut())
             .zip(scratch.slice_losses.par_iter_mut())
             .enumerate()
-            .for_each(|(s, ((da, g), loss))| {
+            .for_each(|(s, ((d_acc, g), loss))| {
                 let start = s * slice_len;
-                let range = start..start + da.len();
-                *loss = simd::backward_slice(this, batch, range, da, params, inv_batch, l1_wt, g);
+                let range = start..start + d_acc.len();
+                *loss = simd::run(BackwardSlice {
+                    model,
+                    batch,
+                    range,
+                    d_acc,
+                    params,
+                    inv_batch,
+                    l1_wt,
+                    g,
+                });
             });
         let mut loss = Loss::default();
         scratch.slice_losses.iter().for_each(|&l| loss.add(l));
@@ -712,7 +722,7 @@ impl Model {
         let (features, counts) = (&batch.features, &batch.counts);
         let (d_acc, rows) = (&scratch.d_acc, &scratch.rows);
         self.chunks.par_iter_mut().enumerate().for_each(|(c, chunk)| {
-            simd::chunk_gradients(chunk, c, features, counts, d_acc, rows);
+            simd::run(ChunkGradients { chunk, c, features, counts, d_acc, rows });
         });
         self.scratch = scratch;
         loss
@@ -723,7 +733,7 @@ impl Model {
         self.steps += 1;
         let adam = Adam::new(lr, self.steps);
         let rows = &self.scratch.rows;
-        self.chunks.par_iter_mut().for_each(|chunk| simd::chunk_step(chunk, rows, adam));
+        self.chunks.par_iter_mut().for_each(|chunk| simd::run(ChunkStep { chunk, rows, adam }));
         self.stale = true;
 
         // Dense parameters, clipped to what the quantised format holds.
@@ -886,7 +896,7 @@ const COALESCE_ROWS: usize = 512;
 /// `E[f] = W[f] + W[K(f)] + W[P(f)]` for the real rows `first..first + rows.len()`, or
 /// those of them marked in `only`, snapped to the integer grid when `snap` is set.
 #[inline(always)]
-pub(super) fn coalesce_block(
+fn coalesce_block(
     chunks: &[Chunk],
     first: usize,
     rows: &mut [Row],
@@ -915,7 +925,7 @@ impl Chunk {
     /// Adds each position's accumulator gradient (lanes of chunk `c`) into the rows of
     /// its active features.
     #[inline(always)]
-    pub(super) fn backward(
+    fn backward(
         &mut self,
         c: usize,
         features: &[[[u16; MAX_ACTIVE]; 2]],
@@ -937,7 +947,7 @@ impl Chunk {
     /// Derives the factoriser rows' gradients from those of the real `rows`:
     /// `dK[k] = Σ dW[f]` over the block of king square k, `dP[p] = Σ_k dW[641k + 1 + p]`.
     #[inline(always)]
-    pub(super) fn virtual_gradients(&mut self, rows: &[usize]) {
+    fn virtual_gradients(&mut self, rows: &[usize]) {
         let virt = &mut self.virt_grad;
         virt.fill([0f32; LANES]);
         for &row in rows {
@@ -951,7 +961,7 @@ impl Chunk {
     /// Applies Adam to the touched real `rows` and to every factoriser row; clears the
     /// real rows' gradient.
     #[inline(always)]
-    pub(super) fn step(&mut self, rows: &[usize], adam: Adam) {
+    fn step(&mut self, rows: &[usize], adam: Adam) {
         for &row in rows {
             adam.update_lanes(
                 &mut self.weights[row],
@@ -972,6 +982,102 @@ impl Chunk {
                 FT_WEIGHT_LIMIT,
             );
         }
+    }
+}
+
+// The hot loops as kernels of the `simd` module: each holds the arguments of one call, and
+// its body is compiled into the version that `simd::run` picks.
+
+/// The float evaluation of one position, internal units.
+struct Evaluate<'a> {
+    model: &'a Model,
+    features: &'a [[u16; MAX_ACTIVE]; 2],
+    count: usize,
+}
+
+impl Kernel for Evaluate<'_> {
+    type Output = f32;
+
+    #[inline(always)]
+    fn run(self) -> f32 {
+        self.model.forward(self.features, self.count).out * OUTPUT_SCALE
+    }
+}
+
+/// Forward and dense backward pass of a slice of a batch ([`Model::backward_slice`]).
+struct BackwardSlice<'a> {
+    model: &'a Model,
+    batch: &'a Batch,
+    range: Range<usize>,
+    d_acc: &'a mut [[Lanes; 2 * CHUNKS]],
+    params: StepParams,
+    inv_batch: f32,
+    l1_wt: &'a [[Lanes; 2 * CHUNKS]],
+    g: &'a mut Dense,
+}
+
+impl Kernel for BackwardSlice<'_> {
+    type Output = Loss;
+
+    #[inline(always)]
+    fn run(self) -> Loss {
+        let BackwardSlice { model, batch, range, d_acc, params, inv_batch, l1_wt, g } = self;
+        model.backward_slice(batch, range, d_acc, params, inv_batch, l1_wt, g)
+    }
+}
+
+/// Sparse backward pass of one column chunk: the touched real rows' gradients, and the
+/// factoriser rows' derived from them.
+struct ChunkGradients<'a> {
+    chunk: &'a mut Chunk,
+    c: usize,
+    features: &'a [[[u16; MAX_ACTIVE]; 2]],
+    counts: &'a [u8],
+    d_acc: &'a [[Lanes; 2 * CHUNKS]],
+    rows: &'a [usize],
+}
+
+impl Kernel for ChunkGradients<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn run(self) {
+        self.chunk.backward(self.c, self.features, self.counts, self.d_acc);
+        self.chunk.virtual_gradients(self.rows);
+    }
+}
+
+/// The optimiser step of one column chunk.
+struct ChunkStep<'a> {
+    chunk: &'a mut Chunk,
+    rows: &'a [usize],
+    adam: Adam,
+}
+
+impl Kernel for ChunkStep<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn run(self) {
+        self.chunk.step(self.rows, self.adam);
+    }
+}
+
+/// Coalesces a block of real rows, or those marked in `only` ([`coalesce_block`]).
+struct CoalesceBlock<'a> {
+    chunks: &'a [Chunk],
+    first: usize,
+    rows: &'a mut [Row],
+    snap: bool,
+    only: Option<&'a [bool]>,
+}
+
+impl Kernel for CoalesceBlock<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn run(self) {
+        coalesce_block(self.chunks, self.first, self.rows, self.snap, self.only);
     }
 }
 
