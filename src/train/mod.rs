@@ -8,9 +8,18 @@
 //! continues from, and that epoch's quantised net (`epoch-N.nnue`, so that games can choose
 //! among them); at the end it names the net by its content hash and reports how far the
 //! integer net strays from the float model on the held-out positions.
+//!
+//! The parts, from the top down: the run (this file); the float [`model`], its forward
+//! and backward passes and Adam, trained on the batches of [`data`]; its quantisation
+//! (`quantize.rs`: the integer grid it trains on, and the export to the integer net); the
+//! shapes and units both share (`layout.rs`); and the hot loops' choice of instructions
+//! (`simd.rs`), which knows nothing of the model. Beside them, [`wdl_fit`] fits the
+//! engine's win/draw/loss model (`nue wdl-fit`).
 
 pub mod data;
+mod layout;
 pub mod model;
+mod quantize;
 mod simd;
 pub mod wdl_fit;
 

@@ -1,5 +1,7 @@
-//! The float model of HalfKP 256x2-32-32-1, its training step, and quantisation into the
-//! integer network.
+//! The float model of HalfKP 256x2-32-32-1 and its training step: the forward pass, the
+//! backward pass and Adam. Its shapes are in `layout.rs`, the integer grid it trains on and
+//! its export into the integer network in `quantize.rs`, and its hot loops run through the
+//! `simd` module's kernels.
 //!
 //! Layout. The feature transformer has 41,024 real inputs plus the factoriser's 64 "HalfK"
 //! and 640 "P" virtual inputs (docs/net-format.md §10.3). Its weights are stored in eight
@@ -16,10 +18,10 @@
 //! value is the piece count) and `dP[p] = Σ_k dW[641k + 1 + p]`.
 //!
 //! Quantisation-aware: the forward pass computes with every parameter snapped to the grid
-//! the integer net stores it on (FT weights and biases in steps of 1/127, hidden weights
-//! 1/64, ...), and rounds the hidden activations as the integer net's `>> 6` does; the
-//! gradients pass straight through the rounding to the float parameters, which Adam
-//! updates. The exported net then computes what the model computed, up to the last
+//! the integer net stores it on (`quantize.rs`: FT weights and biases in steps of 1/127,
+//! hidden weights 1/64, ...), and rounds the hidden activations as the integer net's `>> 6`
+//! does; the gradients pass straight through the rounding to the float parameters, which
+//! Adam updates. The exported net then computes what the model computed, up to the last
 //! rounding, instead of drifting from it by tens of internal units.
 //!
 //! The hidden layers keep their weights input-major (`w[i][o]`) so that a zero input, which
@@ -32,116 +34,23 @@
 use std::ops::Range;
 
 use arrayvec::ArrayVec;
-use bytemuck::{Pod, Zeroable};
+use bytemuck::Zeroable;
 use rayon::prelude::*;
 
 use super::{
     data::Batch,
+    layout::{Dense, Lanes, Row, CHUNKS, FT_ROWS, K_BASE, LANES, OUTPUT_SCALE, VIRTUAL},
+    quantize::{self, activation, FT_WEIGHT_LIMIT, HIDDEN_WEIGHT_LIMIT, OUTPUT_WEIGHT_LIMIT},
     simd::{self, Kernel},
 };
 use crate::{
     nnue::{
-        features::{BLOCK, INPUTS, MAX_ACTIVE, PIECE_SQUARES},
-        simd::{l1_pairs_fit, HIDDEN, L1_IN},
-        Aligned, Half, Network, DESCRIPTION, HALF,
+        features::{BLOCK, INPUTS, MAX_ACTIVE},
+        simd::{HIDDEN, L1_IN},
+        Network, HALF,
     },
     rng::Rng,
 };
-
-/// Columns per feature-transformer chunk, and the width of each hidden layer.
-pub const LANES: usize = 32;
-/// Number of column chunks: 256 / 32.
-pub const CHUNKS: usize = HALF / LANES;
-/// First HalfK virtual input.
-pub const K_BASE: usize = INPUTS;
-/// Number of virtual inputs: 64 HalfK and 640 P.
-pub const VIRTUAL: usize = 64 + PIECE_SQUARES;
-/// All feature-transformer inputs while training.
-pub const FT_ROWS: usize = INPUTS + VIRTUAL;
-/// Internal units per unit of float output (`kPonanzaConstant`,
-/// docs/net-format.md §10.1).
-pub const OUTPUT_SCALE: f32 = 600.0;
-
-/// Hidden weights must fit an i8 after ×64 (docs/net-format.md §10.2).
-const HIDDEN_WEIGHT_LIMIT: f32 = 127.0 / 64.0;
-/// Output weights must fit an i8 after ×9600/127.
-const OUTPUT_WEIGHT_LIMIT: f32 = 127.0 * 127.0 / 9600.0;
-/// Each of the three summands of a coalesced FT weight stays within a third of what an
-/// i16 holds after ×127, so their sum always fits.
-const FT_WEIGHT_LIMIT: f32 = 32767.0 / 127.0 / 3.0;
-
-/// Scales of the integer net (docs/net-format.md §10.2): a parameter `x` is stored as
-/// `round(x · scale)`.
-const FT_SCALE: f32 = 127.0;
-const HIDDEN_WEIGHT_SCALE: f32 = 64.0;
-const HIDDEN_BIAS_SCALE: f32 = 64.0 * 127.0;
-const OUT_BIAS_SCALE: f32 = OUTPUT_SCALE * 16.0;
-const OUT_WEIGHT_SCALE: f32 = OUT_BIAS_SCALE / 127.0;
-
-/// `x` moved to the nearest value the integer net can store at `scale`, within `lo..=hi`
-/// integer steps.
-#[inline(always)]
-fn snap(x: f32, scale: f32, lo: f32, hi: f32) -> f32 {
-    (x * scale).round_ties_even().clamp(lo, hi) / scale
-}
-
-/// The integer of a value already on the grid of `scale`.
-#[inline]
-fn integer(x: f32, scale: f32) -> f64 {
-    (f64::from(x) * f64::from(scale)).round()
-}
-
-/// A hidden activation as the integer net computes it: `(sum + 32) >> 6`, clamped to
-/// 0..=127, which is `floor(127 z + ½)` for the float pre-activation `z`.
-#[inline(always)]
-fn activation(z: f32) -> f32 {
-    (z * 127.0 + 0.5).floor().clamp(0.0, 127.0) / 127.0
-}
-
-/// 32 floats: one chunk of an accumulator, or one hidden layer.
-pub type Lanes = [f32; LANES];
-/// One whole feature-transformer row (256 floats), chunk by chunk.
-pub type Row = [Lanes; CHUNKS];
-
-const _: () = assert!(HIDDEN == LANES && L1_IN == 2 * CHUNKS * LANES);
-
-/// The feature-transformer biases and the three layers after the transformer.
-#[derive(Clone, Copy, Pod, Zeroable)]
-#[repr(C)]
-pub struct Dense {
-    ft_b: [Lanes; CHUNKS],
-    /// Input-major: `l1_w[i]` holds the 32 weights leaving input i.
-    l1_w: [Lanes; L1_IN],
-    l1_b: Lanes,
-    l2_w: [Lanes; HIDDEN],
-    l2_b: Lanes,
-    out_w: Lanes,
-    out_b: f32,
-}
-
-impl Dense {
-    /// These parameters as the integer net stores them (still as floats).
-    fn on_grid(&self) -> Box<Dense> {
-        let hidden_w = |w: f32| snap(w, HIDDEN_WEIGHT_SCALE, -128.0, 127.0);
-        let hidden_b = |b: f32| snap(b, HIDDEN_BIAS_SCALE, -1e9, 1e9);
-        let mut q = Box::new(*self);
-        q.ft_b.iter_mut().flatten().for_each(|b| *b = snap(*b, FT_SCALE, -32768.0, 32767.0));
-        q.l1_w.iter_mut().flatten().for_each(|w| *w = hidden_w(*w));
-        q.l2_w.iter_mut().flatten().for_each(|w| *w = hidden_w(*w));
-        q.l1_b = q.l1_b.map(hidden_b);
-        q.l2_b = q.l2_b.map(hidden_b);
-        q.out_w = q.out_w.map(|w| snap(w, OUT_WEIGHT_SCALE, -128.0, 127.0));
-        q.out_b = snap(q.out_b, OUT_BIAS_SCALE, -1e9, 1e9);
-        q
-    }
-
-    fn as_slice(&self) -> &[f32] {
-        bytemuck::cast_slice(std::slice::from_ref(self))
-    }
-    fn as_mut_slice(&mut self) -> &mut [f32] {
-        bytemuck::cast_slice_mut(std::slice::from_mut(self))
-    }
-}
 
 /// Hyper-parameters of one optimiser step.
 #[derive(Clone, Copy, Debug)]
@@ -421,7 +330,7 @@ impl Model {
             chunks,
             coalesced: vec![[[0f32; LANES]; CHUNKS]; INPUTS],
             stale: true,
-            on_grid: dense.on_grid(),
+            on_grid: quantize::on_grid(&dense),
             dense,
             dense_m: Box::new(Dense::zeroed()),
             dense_v: Box::new(Dense::zeroed()),
@@ -777,59 +686,15 @@ impl Model {
             OUTPUT_WEIGHT_LIMIT,
         );
         adam.update(&mut w.out_b, grad.out_b, &mut m.out_b, &mut v.out_b, unbounded);
-        self.on_grid = self.dense.on_grid();
+        self.on_grid = quantize::on_grid(&self.dense);
     }
 
     /// Quantises into the integer network (docs/net-format.md §10.2), folding the
     /// factoriser in. The forward pass already computes with parameters on the integer
-    /// grid, so this only reads their integers off.
+    /// grid, so this only reads their integers off (`quantize::network`).
     pub fn quantize(&self) -> Box<Network> {
         self.assert_synced();
-        let d = &*self.on_grid;
-        let i16_of = |x: f32| integer(x, FT_SCALE) as i16;
-        let i8_of = |x: f32, scale: f32| integer(x, scale) as i8;
-        let i32_of = |x: f32, scale: f32| integer(x, scale) as i32;
-
-        let mut ft_bias = Half([0; HALF]);
-        for (o, &b) in ft_bias.0.iter_mut().zip(d.ft_b.iter().flatten()) {
-            *o = i16_of(b);
-        }
-        let mut ft_weights = vec![Half([0; HALF]); INPUTS].into_boxed_slice();
-        for (row, (dst, src)) in ft_weights.iter_mut().zip(&self.coalesced).enumerate() {
-            if row % BLOCK == 0 {
-                continue; // the unused slot of each king block stays zero
-            }
-            for (o, &w) in dst.0.iter_mut().zip(src.iter().flatten()) {
-                *o = i16_of(w);
-            }
-        }
-        let mut l1_weights = Box::new(Aligned([0i8; HIDDEN * L1_IN]));
-        for (i, row) in d.l1_w.iter().enumerate() {
-            for (o, &w) in row.iter().enumerate() {
-                l1_weights.0[o * L1_IN + i] = i8_of(w, HIDDEN_WEIGHT_SCALE);
-            }
-        }
-        let mut l2_weights = Aligned([0i8; HIDDEN * HIDDEN]);
-        for (i, row) in d.l2_w.iter().enumerate() {
-            for (o, &w) in row.iter().enumerate() {
-                l2_weights.0[o * HIDDEN + i] = i8_of(w, HIDDEN_WEIGHT_SCALE);
-            }
-        }
-        // The integer layers floor with `>> 6`; half a step (32) in the bias makes that the
-        // rounding [`activation`] models.
-        let hidden_bias = |b: f32| i32_of(b, HIDDEN_BIAS_SCALE) + 32;
-        Box::new(Network {
-            description: DESCRIPTION.to_string(),
-            ft_bias,
-            ft_weights,
-            l1_bias: d.l1_b.map(hidden_bias),
-            l1_paired: l1_pairs_fit(&l1_weights.0),
-            l1_weights,
-            l2_bias: d.l2_b.map(hidden_bias),
-            l2_weights,
-            out_bias: i32_of(d.out_b, OUT_BIAS_SCALE),
-            out_weights: d.out_w.map(|w| i8_of(w, OUT_WEIGHT_SCALE)),
-        })
+        quantize::network(&self.on_grid, &self.coalesced)
     }
 
     /// A model that computes what `net` computes: the inverse of [`Model::quantize`]. Its
@@ -838,30 +703,13 @@ impl Model {
     /// from it continues a net instead of starting one (`nue train --init`).
     pub fn from_network(net: &Network) -> Model {
         let mut model = Model::new(0);
-        let weight = |w: i16| (f32::from(w) / FT_SCALE).clamp(-FT_WEIGHT_LIMIT, FT_WEIGHT_LIMIT);
         for (c, chunk) in model.chunks.iter_mut().enumerate() {
             for (dst, src) in chunk.weights.iter_mut().zip(net.ft_weights.iter()) {
-                *dst = std::array::from_fn(|j| weight(src.0[c * LANES + j]));
+                *dst = std::array::from_fn(|j| quantize::float_ft_weight(src.0[c * LANES + j]));
             }
             chunk.weights[K_BASE..].fill([0.0; LANES]);
         }
-        let d = &mut *model.dense;
-        for (b, &q) in d.ft_b.iter_mut().flatten().zip(&net.ft_bias.0) {
-            *b = f32::from(q) / FT_SCALE;
-        }
-        // `quantize` adds half a step (32) to the hidden biases for the `>> 6` rounding.
-        let hidden_bias = |b: i32| (b - 32) as f32 / HIDDEN_BIAS_SCALE;
-        let hidden_weight = |w: i8| f32::from(w) / HIDDEN_WEIGHT_SCALE;
-        for (i, row) in d.l1_w.iter_mut().enumerate() {
-            *row = std::array::from_fn(|o| hidden_weight(net.l1_weights.0[o * L1_IN + i]));
-        }
-        for (i, row) in d.l2_w.iter_mut().enumerate() {
-            *row = std::array::from_fn(|o| hidden_weight(net.l2_weights.0[o * HIDDEN + i]));
-        }
-        d.l1_b = net.l1_bias.map(hidden_bias);
-        d.l2_b = net.l2_bias.map(hidden_bias);
-        d.out_w = net.out_weights.map(|w| f32::from(w) / OUT_WEIGHT_SCALE);
-        d.out_b = net.out_bias as f32 / OUT_BIAS_SCALE;
+        model.dense = quantize::float_dense(net);
         model.after_load();
         model
     }
@@ -882,7 +730,7 @@ impl Model {
 
     /// Rebuilds derived data after the state was overwritten (loading a checkpoint).
     pub fn after_load(&mut self) {
-        self.on_grid = self.dense.on_grid();
+        self.on_grid = quantize::on_grid(&self.dense);
         self.coalesce();
     }
 }
@@ -916,7 +764,7 @@ fn coalesce_block(
                 add(&mut e, &virt[k]);
                 add(&mut e, &virt[64 + slot - 1]);
             }
-            dst[c] = if snap_rows { e.map(|w| snap(w, FT_SCALE, -32768.0, 32767.0)) } else { e };
+            dst[c] = if snap_rows { e.map(quantize::ft_on_grid) } else { e };
         }
     }
 }
