@@ -11,7 +11,7 @@ use shakmaty::{Board, CastlingMode, Chess, Color, Position};
 use crate::{
     engine::parse_position,
     nnue::{default_net, default_network},
-    nnue::{internal_to_cp, simd::Simd, to_internal, Network, OUTPUT_SCALE},
+    nnue::{internal_to_cp, simd::Simd, to_internal, Network, RAW_PER_INTERNAL},
 };
 
 fn position(fen: Option<&str>) -> Result<Chess> {
@@ -105,7 +105,7 @@ pub fn side_to_move_bias(
         .map(|board| {
             let white = net.evaluate(simd, &board, Color::White);
             let black = net.evaluate(simd, &board, Color::Black);
-            f64::from(white + black) / f64::from(2 * OUTPUT_SCALE)
+            f64::from(white + black) / f64::from(2 * RAW_PER_INTERNAL)
         })
         .collect();
     if biases.is_empty() {
@@ -188,7 +188,7 @@ mod tests {
             for turn in [Color::White, Color::Black] {
                 let (a, b) =
                     (net.evaluate(simd, &board, turn), shifted.evaluate(simd, &board, turn));
-                assert_eq!(b, a - 60 * OUTPUT_SCALE);
+                assert_eq!(b, a - 60 * RAW_PER_INTERNAL);
             }
         }
         let before = side_to_move_bias(&net, simd, bench_boards()).expect("quiet boards");
@@ -202,11 +202,11 @@ mod tests {
     fn shifted_net_round_trips_and_overflow_is_refused() {
         let net = default_network();
         let shifted = net.shifted(25).expect("no overflow");
-        assert_eq!(shifted.out_bias, net.out_bias + 25 * OUTPUT_SCALE);
+        assert_eq!(shifted.out_bias, net.out_bias + 25 * RAW_PER_INTERNAL);
         let back = Network::from_bytes(&shifted.to_bytes()).expect("a valid file");
         assert!(*back == shifted);
         assert!(net.shifted(i32::MAX).is_none());
-        assert!(net.shifted(i32::MIN / OUTPUT_SCALE - 1).is_none());
+        assert!(net.shifted(i32::MIN / RAW_PER_INTERNAL - 1).is_none());
     }
 
     #[test]

@@ -50,8 +50,9 @@ pub const FIXED_BYTES: usize = 4 * 3
     + HIDDEN * HIDDEN
     + 4
     + HIDDEN;
-/// Divisor from the raw network output to internal units (`FV_SCALE`).
-pub const OUTPUT_SCALE: i32 = 16;
+/// Raw network output per internal unit: the divisor from the raw output to internal
+/// units (Stockfish's `FV_SCALE`, docs/net-format.md §8).
+pub const RAW_PER_INTERNAL: i32 = 16;
 /// Internal units per pawn; UCI centipawns are `internal * 100 / PAWN_VALUE`
 /// (docs/net-format.md §8).
 pub const PAWN_VALUE: i32 = 208;
@@ -285,10 +286,10 @@ impl Network {
     }
 
     /// The same net with every evaluation `by` internal units higher (lower when `by` is
-    /// negative): the output bias alone moves, by `by * OUTPUT_SCALE`, so every raw output
+    /// negative): the output bias alone moves, by `by * RAW_PER_INTERNAL`, so every raw output
     /// moves by exactly that. `None` when the bias would overflow.
     pub fn shifted(&self, by: i32) -> Option<Network> {
-        let out_bias = by.checked_mul(OUTPUT_SCALE)?.checked_add(self.out_bias)?;
+        let out_bias = by.checked_mul(RAW_PER_INTERNAL)?.checked_add(self.out_bias)?;
         Some(Network { out_bias, ..self.clone() })
     }
 
@@ -349,7 +350,7 @@ impl Network {
 /// (docs/net-format.md §8).
 #[inline]
 pub fn to_internal(raw: i32) -> i32 {
-    raw / OUTPUT_SCALE
+    raw / RAW_PER_INTERNAL
 }
 
 /// Internal units to UCI centipawns: `v * 100 / 208`, truncated (docs/net-format.md §8).

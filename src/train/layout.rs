@@ -22,9 +22,9 @@ pub const K_BASE: usize = INPUTS;
 pub const VIRTUAL: usize = 64 + PIECE_SQUARES;
 /// All feature-transformer inputs while training.
 pub const FT_ROWS: usize = INPUTS + VIRTUAL;
-/// Internal units per unit of float output (`kPonanzaConstant`,
-/// docs/net-format.md §10.1).
-pub const OUTPUT_SCALE: f32 = 600.0;
+/// Internal units per unit of the float model's output (nodchip's `kPonanzaConstant`,
+/// docs/net-format.md §10.1): the model evaluates a position as `600 × out`.
+pub const INTERNAL_PER_FLOAT_OUTPUT: f32 = 600.0;
 
 /// 32 floats: one chunk of an accumulator, or one hidden layer.
 pub type Lanes = [f32; LANES];

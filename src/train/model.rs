@@ -39,7 +39,9 @@ use rayon::prelude::*;
 
 use super::{
     data::Batch,
-    layout::{Dense, Lanes, Row, CHUNKS, FT_ROWS, K_BASE, LANES, OUTPUT_SCALE, VIRTUAL},
+    layout::{
+        Dense, Lanes, Row, CHUNKS, FT_ROWS, INTERNAL_PER_FLOAT_OUTPUT, K_BASE, LANES, VIRTUAL,
+    },
     quantize::{self, activation, FT_WEIGHT_LIMIT, HIDDEN_WEIGHT_LIMIT, OUTPUT_WEIGHT_LIMIT},
     simd::{self, Kernel},
 };
@@ -497,10 +499,11 @@ impl Model {
             let a = self.forward(&batch.features[i], usize::from(batch.counts[i]));
 
             // Loss on win probability: prediction σ(600·out/scale) against the blended target.
-            let q = a.out * OUTPUT_SCALE / params.scale;
+            let q = a.out * INTERNAL_PER_FLOAT_OUTPUT / params.scale;
             let p = target(batch.scores[i], batch.results[i], params.lambda, params.scale);
             loss.add(Loss { sum: params.objective.value(p, q), count: 1 });
-            let d_out = params.objective.slope(p, q) * OUTPUT_SCALE / params.scale * inv_batch;
+            let d_out =
+                params.objective.slope(p, q) * INTERNAL_PER_FLOAT_OUTPUT / params.scale * inv_batch;
 
             g.out_b += d_out;
             axpy(&mut g.out_w, d_out, &a.h2);
@@ -848,7 +851,7 @@ impl Kernel for Evaluate<'_> {
 
     #[inline(always)]
     fn run(self) -> f32 {
-        self.model.forward(self.features, self.count).out * OUTPUT_SCALE
+        self.model.forward(self.features, self.count).out * INTERNAL_PER_FLOAT_OUTPUT
     }
 }
 

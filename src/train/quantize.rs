@@ -8,11 +8,11 @@
 
 use bytemuck::Zeroable;
 
-use super::layout::{Dense, Row, OUTPUT_SCALE};
+use super::layout::{Dense, Row, INTERNAL_PER_FLOAT_OUTPUT};
 use crate::nnue::{
     features::{BLOCK, INPUTS},
     simd::{l1_pairs_fit, HIDDEN, L1_IN},
-    Aligned, Half, Network, DESCRIPTION, HALF,
+    Aligned, Half, Network, DESCRIPTION, HALF, RAW_PER_INTERNAL,
 };
 
 /// Hidden weights must fit an i8 after ×64 (docs/net-format.md §10.2).
@@ -28,7 +28,7 @@ pub const FT_WEIGHT_LIMIT: f32 = 32767.0 / 127.0 / 3.0;
 const FT_SCALE: f32 = 127.0;
 const HIDDEN_WEIGHT_SCALE: f32 = 64.0;
 const HIDDEN_BIAS_SCALE: f32 = 64.0 * 127.0;
-const OUT_BIAS_SCALE: f32 = OUTPUT_SCALE * 16.0;
+const OUT_BIAS_SCALE: f32 = INTERNAL_PER_FLOAT_OUTPUT * RAW_PER_INTERNAL as f32; // 9600
 const OUT_WEIGHT_SCALE: f32 = OUT_BIAS_SCALE / 127.0;
 
 /// `x` moved to the nearest value the integer net can store at `scale`, within `lo..=hi`
