@@ -14,7 +14,7 @@ use super::{
     params,
     see::{face_gain, see_ge},
     tablebase_score,
-    tt::singular_key,
+    tt::{singular_key, Record},
     TablebaseProbing, Thread, STACK_OFFSET,
 };
 use crate::types::{
@@ -249,16 +249,16 @@ impl Thread<'_> {
                     || (bound == Bound::Upper && score <= alpha)
                 {
                     let stored_depth = (depth + 6).min(MAX_PLY as i32 - 1);
-                    self.shared.tt.store(
+                    self.shared.tt.store(Record {
                         key,
                         ply,
-                        PackedMove::NONE,
+                        mv: PackedMove::NONE,
                         score,
-                        -INFINITE,
-                        stored_depth,
+                        eval: -INFINITE,
+                        depth: stored_depth,
                         bound,
-                        tt_pv,
-                    );
+                        pv: tt_pv,
+                    });
                     return score;
                 }
                 if N::PV && bound == Bound::Lower {
@@ -288,16 +288,16 @@ impl Thread<'_> {
         } else {
             let e = self.board.evaluate(self.shared.net).clamp(-EVAL_LIMIT, EVAL_LIMIT);
             if hit.is_none() {
-                self.shared.tt.store(
+                self.shared.tt.store(Record {
                     key,
                     ply,
-                    PackedMove::NONE,
-                    0,
-                    e,
-                    DEPTH_UNSEARCHED,
-                    Bound::None,
-                    tt_pv,
-                );
+                    mv: PackedMove::NONE,
+                    score: 0,
+                    eval: e,
+                    depth: DEPTH_UNSEARCHED,
+                    bound: Bound::None,
+                    pv: tt_pv,
+                });
             }
             e
         };
@@ -435,9 +435,16 @@ impl Thread<'_> {
                     }
                     if score >= probcut_beta {
                         if deep_hit.is_none() {
-                            let mv = PackedMove::of(m);
-                            let (d, b) = (depth - 3, Bound::Lower);
-                            self.shared.tt.store(key, ply, mv, score, raw_eval, d, b, tt_pv);
+                            self.shared.tt.store(Record {
+                                key,
+                                ply,
+                                mv: PackedMove::of(m),
+                                score,
+                                eval: raw_eval,
+                                depth: depth - 3,
+                                bound: Bound::Lower,
+                                pv: tt_pv,
+                            });
                         }
                         return score;
                     }
@@ -734,8 +741,16 @@ impl Thread<'_> {
             if let Some(keys) = correction_keys.filter(|_| beyond_eval && quiet_best) {
                 self.data.hist.update_correction(turn, keys, best_score - static_eval, depth);
             }
-            let mv = best_move.map_or(PackedMove::NONE, PackedMove::of);
-            self.shared.tt.store(key, ply, mv, best_score, raw_eval, depth, bound, tt_pv);
+            self.shared.tt.store(Record {
+                key,
+                ply,
+                mv: best_move.map_or(PackedMove::NONE, PackedMove::of),
+                score: best_score,
+                eval: raw_eval,
+                depth,
+                bound,
+                pv: tt_pv,
+            });
         }
         best_score
     }
@@ -789,16 +804,16 @@ impl Thread<'_> {
             }
             if best_score >= beta {
                 if hit.is_none() {
-                    self.shared.tt.store(
+                    self.shared.tt.store(Record {
                         key,
                         ply,
-                        PackedMove::NONE,
-                        best_score,
-                        raw_eval,
-                        DEPTH_QS,
-                        Bound::Lower,
-                        false,
-                    );
+                        mv: PackedMove::NONE,
+                        score: best_score,
+                        eval: raw_eval,
+                        depth: DEPTH_QS,
+                        bound: Bound::Lower,
+                        pv: false,
+                    });
                 }
                 return best_score;
             }
@@ -859,8 +874,16 @@ impl Thread<'_> {
             return mated_in(ply);
         }
         let bound = if best_score >= beta { Bound::Lower } else { Bound::Upper };
-        let mv = best_move.map_or(PackedMove::NONE, PackedMove::of);
-        self.shared.tt.store(key, ply, mv, best_score, raw_eval, tt_depth, bound, tt_pv);
+        self.shared.tt.store(Record {
+            key,
+            ply,
+            mv: best_move.map_or(PackedMove::NONE, PackedMove::of),
+            score: best_score,
+            eval: raw_eval,
+            depth: tt_depth,
+            bound,
+            pv: tt_pv,
+        });
         best_score
     }
 }

@@ -32,6 +32,29 @@ pub fn singular_key(key: u64, excluded: Move) -> u64 {
     key ^ (u64::from(PackedMove::of(excluded).bits()) + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
+/// What a search stores for a position: [`TranspositionTable::store`]'s argument, its fields
+/// named at each call site.
+#[derive(Clone, Copy, Debug)]
+pub struct Record {
+    /// The position's key.
+    pub key: u64,
+    /// Distance from the root, to store mate scores relative to the node.
+    pub ply: usize,
+    /// Best or refutation move ([`PackedMove::NONE`] for none: an entry of the same
+    /// position keeps its move then).
+    pub mv: PackedMove,
+    /// Search score, mates counted from the root.
+    pub score: i32,
+    /// Static evaluation of the position.
+    pub eval: i32,
+    /// Depth of the search that produced `score`.
+    pub depth: i32,
+    /// How `score` bounds the true value.
+    pub bound: Bound,
+    /// Whether the position is or was on a principal variation.
+    pub pv: bool,
+}
+
 /// What a probe found.
 #[derive(Clone, Copy, Debug)]
 pub struct Hit {
@@ -219,20 +242,10 @@ impl TranspositionTable {
         None
     }
 
-    /// Stores a search result for `key`, found at `ply` from the root.
-    #[allow(clippy::too_many_arguments)]
+    /// Stores a search result (see [`Record`]).
     #[inline]
-    pub fn store(
-        &self,
-        key: u64,
-        ply: usize,
-        mv: PackedMove,
-        score: i32,
-        eval: i32,
-        depth: i32,
-        bound: Bound,
-        pv: bool,
-    ) {
+    pub fn store(&self, record: Record) {
+        let Record { key, ply, mv, score, eval, depth, bound, pv } = record;
         let age = self.age.load(Relaxed);
         let bucket = self.bucket(key);
         let mut victim = &bucket.0[0];
@@ -309,7 +322,16 @@ mod tests {
     #[test]
     fn store_and_probe_round_trip() {
         let tt = TranspositionTable::new(1);
-        tt.store(0xDEAD_BEEF, 3, mv(1234), -517, 88, 7, Bound::Lower, true);
+        tt.store(Record {
+            key: 0xDEAD_BEEF,
+            ply: 3,
+            mv: mv(1234),
+            score: -517,
+            eval: 88,
+            depth: 7,
+            bound: Bound::Lower,
+            pv: true,
+        });
         let hit = tt.probe(0xDEAD_BEEF, 3, 0).expect("stored");
         assert_eq!((hit.mv, hit.score, hit.eval, hit.depth), (mv(1234), -517, 88, 7));
         assert_eq!(hit.bound, Bound::Lower);
@@ -322,11 +344,21 @@ mod tests {
     #[test]
     fn mate_scores_are_stored_relative_to_the_node() {
         let tt = TranspositionTable::new(1);
+        let exact_mate = Record {
+            key: 0,
+            ply: 0,
+            mv: PackedMove::NONE,
+            score: 0,
+            eval: 0,
+            depth: 4,
+            bound: Bound::Exact,
+            pv: false,
+        };
         // Mate in 5 plies from the root, found at ply 3: mate in 2 plies from the node.
-        tt.store(42, 3, PackedMove::NONE, MATE - 5, 0, 4, Bound::Exact, false);
+        tt.store(Record { key: 42, ply: 3, score: MATE - 5, ..exact_mate });
         // Reached again at ply 7, it is mate in 9 plies from the root.
         assert_eq!(tt.probe(42, 7, 0).unwrap().score, MATE - 9);
-        tt.store(43, 2, PackedMove::NONE, -(MATE - 6), 0, 4, Bound::Exact, false);
+        tt.store(Record { key: 43, ply: 2, score: -(MATE - 6), ..exact_mate });
         assert_eq!(tt.probe(43, 4, 0).unwrap().score, -(MATE - 8));
     }
 
@@ -335,7 +367,16 @@ mod tests {
         let tt = TranspositionTable::new(0);
         assert_eq!(tt.buckets.len(), 1, "every key lands in the one bucket");
         let store = |key: u64, bits: u16, depth: i32, bound: Bound| {
-            tt.store(key, 0, mv(bits), 10, 0, depth, bound, false);
+            tt.store(Record {
+                key,
+                ply: 0,
+                mv: mv(bits),
+                score: 10,
+                eval: 0,
+                depth,
+                bound,
+                pv: false,
+            });
         };
         for (key, depth) in [(1, 5), (2, 2), (3, 9), (4, 7)] {
             store(key, key as u16, depth, Bound::Lower);
@@ -369,7 +410,16 @@ mod tests {
     fn quiescence_depths_and_sizes() {
         let tt = TranspositionTable::new(2);
         assert_eq!(tt.megabytes(), 2);
-        tt.store(9, 0, PackedMove::NONE, 10, 10, -1, Bound::Upper, false);
+        tt.store(Record {
+            key: 9,
+            ply: 0,
+            mv: PackedMove::NONE,
+            score: 10,
+            eval: 10,
+            depth: -1,
+            bound: Bound::Upper,
+            pv: false,
+        });
         assert_eq!(tt.probe(9, 0, 0).unwrap().depth, -1);
         assert_eq!(TranspositionTable::new(0).buckets.len(), 1);
     }
