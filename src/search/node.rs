@@ -25,9 +25,6 @@ use crate::types::{
 /// Static evaluations stay clear of the tablebase and mate range.
 const EVAL_LIMIT: i32 = TB_WIN_IN_MAX - 1;
 
-/// Limit on double extensions along one line, so singular lines cannot explode.
-const MAX_DOUBLE_EXTENSIONS: u8 = 6;
-
 /// Late move reductions by depth and move number, in [`ONE_PLY`] units:
 /// `base + ln(depth)·ln(move)/divisor` plies (see `params::lmr_base`).
 fn lmr_formula(depth: usize, moves: usize) -> i32 {
@@ -232,7 +229,7 @@ impl Thread<'_> {
             if !N::PV
                 && h.depth >= depth
                 && h.cuts(alpha, beta)
-                && self.board.pos().halfmoves() < 90
+                && self.board.pos().halfmoves() < params::TT_CUTOFF_MAX_HALFMOVES
             {
                 return h.score;
             }
@@ -248,7 +245,8 @@ impl Thread<'_> {
                     || (bound == Bound::Lower && score >= beta)
                     || (bound == Bound::Upper && score <= alpha)
                 {
-                    let stored_depth = (depth + 6).min(MAX_PLY as i32 - 1);
+                    let stored_depth =
+                        (depth + params::TB_STORE_EXTRA_DEPTH).min(MAX_PLY as i32 - 1);
                     self.shared.tt.store(Record {
                         key,
                         ply,
@@ -343,7 +341,7 @@ impl Thread<'_> {
 
         if !N::PV && !in_check && excluded.is_none() {
             // 7. Razoring: far below alpha at low depth, only captures can save the node.
-            if depth <= 2 && eval + params::razor_margin() * depth < alpha {
+            if depth <= params::RAZOR_MAX_DEPTH && eval + params::razor_margin() * depth < alpha {
                 let score = self.qsearch::<NonPv>(alpha, alpha + 1, true);
                 if score <= alpha {
                     return score;
@@ -371,7 +369,8 @@ impl Thread<'_> {
             {
                 let r = params::nmp_base()
                     + depth / params::nmp_depth_divisor()
-                    + ((eval - beta) / params::nmp_eval_divisor()).min(3);
+                    + ((eval - beta) / params::nmp_eval_divisor())
+                        .min(params::NMP_MAX_EVAL_REDUCTION);
                 let frame = self.frame(ply);
                 frame.mv = None;
                 frame.ctx = None;
@@ -392,8 +391,10 @@ impl Thread<'_> {
             //     settles the node at once.
             let probcut_beta = beta + params::probcut_margin()
                 - params::probcut_improving() * i32::from(improving);
-            let deep_hit = hit.filter(|h| h.depth >= depth - 3 && h.bound != Bound::None);
-            if depth > 4
+            let deep_hit = hit.filter(|h| {
+                h.depth >= depth - params::PROBCUT_STORED_REDUCTION && h.bound != Bound::None
+            });
+            if depth > params::PROBCUT_REDUCTION
                 && beta.abs() < TB_WIN_IN_MAX
                 && deep_hit.is_none_or(|h| h.score >= probcut_beta)
             {
@@ -410,7 +411,10 @@ impl Thread<'_> {
                 let threshold = probcut_beta - static_eval;
                 let mut tries = 0;
                 while let Some(m) = picker.next(self.board.pos(), &self.data.hist) {
-                    if tries >= 2 + 2 * usize::from(cut_node) {
+                    if tries
+                        >= params::PROBCUT_TRIES
+                            + params::PROBCUT_CUT_NODE_TRIES * usize::from(cut_node)
+                    {
                         break;
                     }
                     if !see_ge(self.board.pos(), m, threshold) {
@@ -425,7 +429,7 @@ impl Thread<'_> {
                         score = -self.search::<NonPv>(
                             -probcut_beta,
                             -probcut_beta + 1,
-                            depth - 4,
+                            depth - params::PROBCUT_REDUCTION,
                             !cut_node,
                         );
                     }
@@ -441,7 +445,7 @@ impl Thread<'_> {
                                 mv: PackedMove::of(m),
                                 score,
                                 eval: raw_eval,
-                                depth: depth - 3,
+                                depth: depth - params::PROBCUT_STORED_REDUCTION,
                                 bound: Bound::Lower,
                                 pv: tt_pv,
                             });
@@ -496,7 +500,7 @@ impl Thread<'_> {
                     if gives_check(self.board.pos(), m) {
                         // A quiet check is forcing: only an exchange that loses too much
                         // prunes it, as for captures.
-                        if depth <= 8
+                        if depth <= params::SEE_NOISY_MAX_DEPTH
                             && !see_ge(self.board.pos(), m, -params::see_noisy_margin() * depth)
                         {
                             continue;
@@ -505,7 +509,7 @@ impl Thread<'_> {
                         // Futility pruning: a quiet move cannot lift a hopeless eval to
                         // alpha (one by one: a later quiet move may check).
                         if !in_check
-                            && lmr_depth <= 8
+                            && lmr_depth <= params::FUTILITY_MAX_DEPTH
                             && static_eval
                                 + params::futility_base()
                                 + params::futility_margin() * lmr_depth
@@ -514,7 +518,9 @@ impl Thread<'_> {
                             continue;
                         }
                         // History pruning: moves that keep failing here are not worth a look.
-                        if lmr_depth <= 3 && history < -params::history_prune() * depth {
+                        if lmr_depth <= params::HISTORY_PRUNE_MAX_DEPTH
+                            && history < -params::history_prune() * depth
+                        {
                             continue;
                         }
                         // SEE pruning: a quiet move that hangs material.
@@ -523,7 +529,7 @@ impl Thread<'_> {
                             continue;
                         }
                     }
-                } else if depth <= 8
+                } else if depth <= params::SEE_NOISY_MAX_DEPTH
                     && !see_ge(self.board.pos(), m, -params::see_noisy_margin() * depth)
                 {
                     // SEE pruning of captures that lose too much.
@@ -535,14 +541,14 @@ impl Thread<'_> {
             //     other move fails well below its score), it deserves a deeper look; when
             //     even without it the node beats beta, the node is cut (multi-cut).
             let mut extension = 0;
-            if !N::ROOT && ply < 2 * self.root_depth as usize {
+            if !N::ROOT && ply < params::EXTENSION_PLY_FACTOR * self.root_depth as usize {
                 if let Some(h) = hit.filter(|h| {
                     Some(m) == tt_move
                         && depth >= params::singular_min_depth()
                         && excluded.is_none()
                         && h.bound != Bound::Upper
                         && h.bound != Bound::None
-                        && h.depth >= depth - 3
+                        && h.depth >= depth - params::SINGULAR_TT_DEPTH_MARGIN
                         && h.score.abs() < TB_WIN_IN_MAX
                 }) {
                     let singular_beta = h.score - params::singular_margin() * depth;
@@ -561,7 +567,7 @@ impl Thread<'_> {
                         extension = 1;
                         if !N::PV
                             && score < singular_beta - params::double_ext_margin()
-                            && double_extensions < MAX_DOUBLE_EXTENSIONS
+                            && double_extensions < params::MAX_DOUBLE_EXTENSIONS
                         {
                             extension = 2;
                         }
@@ -586,7 +592,10 @@ impl Thread<'_> {
             // Check extension: a check must be answered, so the line stays forcing. Not
             // for a check that loses material in the exchange, unless it is discovered
             // (then the moved piece is not what the opponent must answer).
-            if gives_check && extension == 0 && ply < 2 * self.root_depth as usize {
+            if gives_check
+                && extension == 0
+                && ply < params::EXTENSION_PLY_FACTOR * self.root_depth as usize
+            {
                 let discovered = checkers.without(m.to()).any();
                 if discovered || see_ge(self.board.previous(), m, 0) {
                     extension = 1;
@@ -597,7 +606,7 @@ impl Thread<'_> {
             // in Stockfish 12): at a node expected to cut, among the moves late move
             // pruning would skip were they quiet, or when even its victim for free leaves
             // the eval below alpha.
-            let reducible_noisy = depth >= 3
+            let reducible_noisy = depth >= params::LMR_NOISY_MIN_DEPTH
                 && (cut_node
                     || moves_tried > lmp_limit(depth, improving)
                     || (!in_check && static_eval + face_gain(m) <= alpha));
@@ -607,8 +616,11 @@ impl Thread<'_> {
             //     The root reduces only quiet moves from the fourth on, by a ply less.
             let mut score;
             if N::ROOT && moves_searched > 0 {
-                let r = if depth >= 3 && quiet && moves_searched >= 3 {
-                    (reduction(depth, moves_searched) / ONE_PLY - 1).max(0)
+                let r = if depth >= params::ROOT_LMR_MIN_DEPTH
+                    && quiet
+                    && moves_searched >= params::ROOT_LMR_MIN_MOVES
+                {
+                    (reduction(depth, moves_searched) / ONE_PLY - params::ROOT_LMR_RELIEF).max(0)
                 } else {
                     0
                 };
@@ -617,7 +629,7 @@ impl Thread<'_> {
                     score = -self.search::<NonPv>(-alpha - 1, -alpha, new_depth, true);
                 }
             } else if !N::ROOT
-                && depth >= 2
+                && depth >= params::LMR_MIN_DEPTH
                 && moves_searched > usize::from(N::PV)
                 && (quiet || reducible_noisy)
             {

@@ -5,6 +5,10 @@
 //! option (`setoption name <name> value <v>`, its range as below) and `nue spsa` prints the
 //! table as the SPSA input of OpenBench, so that a tuner can move the numbers without
 //! anyone editing the code. Search margins are in internal units (a pawn is about 208).
+//!
+//! Below the table are the search's fixed numbers: depth limits, counts and the like,
+//! plain constants in every build. They are no UCI options and `nue spsa` does not list
+//! them; to tune one, move it into the table.
 
 #[cfg(feature = "tune")]
 use std::sync::atomic::{AtomicI32, Ordering::Relaxed};
@@ -200,6 +204,64 @@ params! {
     /// See `tm_node_base`.
     tm_node_factor = 135, 50..=250, step 10;
 }
+
+// The fixed numbers of the node search (`node.rs`), in the order of its steps.
+
+// 4. Transposition table.
+/// A stored bound ends a non-PV node only while the fifty-move counter is below this:
+/// nearer the rule, a stored score may no longer hold.
+pub const TT_CUTOFF_MAX_HALFMOVES: u32 = 90;
+
+// 4b. Tablebases.
+/// A tablebase result is stored this many plies deeper than the node's depth (it is
+/// exact, whatever depth asks for it).
+pub const TB_STORE_EXTRA_DEPTH: i32 = 6;
+
+// Pruning before the move loop.
+/// Razoring: deepest node it applies to.
+pub const RAZOR_MAX_DEPTH: i32 = 2;
+/// Null-move pruning: most plies of reduction for the eval's lead over beta.
+pub const NMP_MAX_EVAL_REDUCTION: i32 = 3;
+/// ProbCut: plies by which its search is shallower than the node; a node must be deeper
+/// than this to try it.
+pub const PROBCUT_REDUCTION: i32 = 4;
+/// ProbCut: its result is stored at the node's depth less this many plies, and a stored
+/// bound at least that deep tells whether to try it.
+pub const PROBCUT_STORED_REDUCTION: i32 = 3;
+/// ProbCut: captures searched at most (past those the exchange rules out).
+pub const PROBCUT_TRIES: usize = 2;
+/// ProbCut: captures searched more at an expected cut node.
+pub const PROBCUT_CUT_NODE_TRIES: usize = 2;
+
+// Pruning in the move loop.
+/// SEE pruning of captures and quiet checks: deepest node it applies to.
+pub const SEE_NOISY_MAX_DEPTH: i32 = 8;
+/// Futility pruning of quiet moves: deepest (reduced) depth it applies to.
+pub const FUTILITY_MAX_DEPTH: i32 = 8;
+/// History pruning: deepest (reduced) depth it applies to.
+pub const HISTORY_PRUNE_MAX_DEPTH: i32 = 3;
+
+// Extensions.
+/// Moves are extended (singular or check) only at plies below this many times the
+/// iteration's depth, so that extensions cannot run the line away.
+pub const EXTENSION_PLY_FACTOR: usize = 2;
+/// Singular extensions: the stored bound may be at most this many plies shallower than
+/// the node.
+pub const SINGULAR_TT_DEPTH_MARGIN: i32 = 3;
+/// Most double extensions along one line, so that singular lines cannot explode.
+pub const MAX_DOUBLE_EXTENSIONS: u8 = 6;
+
+// Late move reductions.
+/// Shallowest node that reduces its late moves.
+pub const LMR_MIN_DEPTH: i32 = 2;
+/// Shallowest node that reduces a capture or promotion.
+pub const LMR_NOISY_MIN_DEPTH: i32 = 3;
+/// The root: shallowest iteration that reduces its late quiet moves.
+pub const ROOT_LMR_MIN_DEPTH: i32 = 3;
+/// The root: moves searched before the first reduced one.
+pub const ROOT_LMR_MIN_MOVES: usize = 3;
+/// The root: plies it reduces less than the table says.
+pub const ROOT_LMR_RELIEF: i32 = 1;
 
 /// The index of the parameter called `name` (any case).
 pub fn find(name: &str) -> Option<usize> {
