@@ -1,11 +1,16 @@
 //! The node search: a principal variation search with its pruning, reductions and
 //! extensions, the tablebase probe, and the quiescence search below it. The steps of a
-//! node are numbered in [`Thread::search`]; each names the idea and why it pays.
+//! node are numbered in [`Thread::search`], which reads as their list; the longer ones
+//! are methods of their own, each under its step's number. Each names the idea and why
+//! it pays.
 
-use std::sync::{atomic::Ordering::Relaxed, OnceLock};
+use std::{
+    ops::ControlFlow,
+    sync::{atomic::Ordering::Relaxed, OnceLock},
+};
 
 use arrayvec::ArrayVec;
-use shakmaty::{Chess, Move, Position};
+use shakmaty::{Chess, Color, Move, Position};
 
 use super::{
     history::bonus,
@@ -14,12 +19,15 @@ use super::{
     params,
     see::{face_gain, see_ge},
     tablebase_score,
-    tt::{singular_key, Record},
+    tt::{singular_key, Hit, Record},
     TablebaseProbing, Thread, STACK_OFFSET,
 };
-use crate::types::{
-    mated_in, Bound, PackedMove, DEPTH_QS, DEPTH_QS_CHECKS, DEPTH_UNSEARCHED, INFINITE, MAX_PLY,
-    ONE_PLY, TB_WIN_IN_MAX,
+use crate::{
+    board::CorrectionKeys,
+    types::{
+        mated_in, Bound, PackedMove, DEPTH_QS, DEPTH_QS_CHECKS, DEPTH_UNSEARCHED, INFINITE,
+        MAX_PLY, ONE_PLY, TB_WIN_IN_MAX,
+    },
 };
 
 /// Static evaluations stay clear of the tablebase and mate range.
@@ -125,6 +133,61 @@ fn has_pieces(pos: &Chess) -> bool {
     (b.by_color(pos.turn()) & !b.pawns() & !b.kings()).any()
 }
 
+/// What a node knows of itself, gathered by steps 4 to 6 and read by the steps after.
+#[derive(Clone, Copy)]
+struct Node {
+    /// Distance from the root.
+    ply: usize,
+    /// The depth to search to: as asked, less the ply that internal iterative reduction
+    /// (step 6) may take.
+    depth: i32,
+    /// Whether the node is expected to fail high.
+    cut_node: bool,
+    /// Whether the side to move is in check.
+    in_check: bool,
+    /// The side to move.
+    turn: Color,
+    /// The move a singular search leaves out (step 12).
+    excluded: Option<Move>,
+    /// The table key (step 4): the position's, or its singular search's own.
+    key: u64,
+    /// What the table holds under `key`.
+    hit: Option<Hit>,
+    /// The stored move, before the move picker checks it.
+    tt_move: Option<PackedMove>,
+    /// Whether the node is or was on a principal variation.
+    tt_pv: bool,
+    /// The network's eval, as the table keeps it (step 5): `-INFINITE` in check and in a
+    /// singular search.
+    raw_eval: i32,
+    /// The eval the search uses, corrected by the correction history: `-INFINITE` in check.
+    static_eval: i32,
+    /// The static eval, sharpened by a stored bound when one is tighter.
+    eval: i32,
+    /// Whether the static eval beats that of two plies before (or four).
+    improving: bool,
+    /// The correction history's keys, where it is read and written: not in check, not in
+    /// a singular search, not at the root.
+    correction_keys: Option<CorrectionKeys>,
+    /// Double extensions on the line up to this node.
+    double_extensions: u8,
+}
+
+/// What the tablebases leave of a node they do not end (step 4b): its score lies within
+/// `floor..=ceiling`.
+#[derive(Clone, Copy)]
+struct TbBounds {
+    /// A win's score at a PV node, `-INFINITE` otherwise.
+    floor: i32,
+    /// A loss's score at a PV node, `INFINITE` otherwise.
+    ceiling: i32,
+}
+
+impl TbBounds {
+    /// No bounds: no probe, or no bound the node can use.
+    const NONE: TbBounds = TbBounds { floor: -INFINITE, ceiling: INFINITE };
+}
+
 impl Thread<'_> {
     /// The tables' score and bound for the node at `ply`, probed only right after a
     /// capture or a pawn move (where the stored result is exact), with few enough pieces,
@@ -176,7 +239,7 @@ impl Thread<'_> {
         &mut self,
         mut alpha: i32,
         mut beta: i32,
-        mut depth: i32,
+        depth: i32,
         cut_node: bool,
     ) -> i32 {
         let ply = self.board.ply();
@@ -234,112 +297,53 @@ impl Thread<'_> {
                 return h.score;
             }
         }
-        // 4b. Endgame tablebases, right after a capture or a pawn move: the exact result
-        //     ends the node when it decides the window; at a PV node a win bounds the
-        //     score from below and a loss from above.
-        let mut max_score = INFINITE;
-        let mut tb_floor = -INFINITE;
-        if let Some(tb) = self.shared.tablebases.filter(|_| excluded.is_none()) {
-            if let Some((score, bound)) = self.probe_wdl(&tb, ply, depth) {
-                if bound == Bound::Exact
-                    || (bound == Bound::Lower && score >= beta)
-                    || (bound == Bound::Upper && score <= alpha)
-                {
-                    let stored_depth =
-                        (depth + params::TB_STORE_EXTRA_DEPTH).min(MAX_PLY as i32 - 1);
-                    self.shared.tt.store(Record {
-                        key,
-                        ply,
-                        mv: PackedMove::NONE,
-                        score,
-                        eval: -INFINITE,
-                        depth: stored_depth,
-                        bound,
-                        pv: tt_pv,
-                    });
-                    return score;
-                }
-                if N::PV && bound == Bound::Lower {
-                    tb_floor = score;
-                    alpha = alpha.max(score);
-                } else if N::PV {
-                    max_score = score;
-                }
-            }
+        let mut node = Node {
+            ply,
+            depth,
+            cut_node,
+            in_check,
+            turn: self.board.turn(),
+            excluded,
+            key,
+            hit,
+            tt_move,
+            tt_pv,
+            // Set by step 5.
+            raw_eval: -INFINITE,
+            static_eval: -INFINITE,
+            eval: -INFINITE,
+            improving: false,
+            correction_keys: None,
+            double_extensions: 0,
+        };
+
+        // 4b. Endgame tablebases: a result that decides the window ends the node, and at
+        //     a PV node one that does not bounds its score.
+        let tb = match self.probe_tablebases::<N>(&node, alpha, beta) {
+            ControlFlow::Break(score) => return score,
+            ControlFlow::Continue(tb) => tb,
+        };
+        if N::PV {
+            alpha = alpha.max(tb.floor);
         }
 
-        // 5. Static evaluation, sharpened by a stored bound when one is tighter. A node is
-        //    "improving" when its eval beats that of two plies ago (four when the side to
-        //    move was in check then, and so had no eval): pruning can then be bolder,
-        //    since the side to move is doing better.
-        //    The table keeps the network's eval; the search uses it corrected by the
-        //    correction history (how far evals of this pawn structure, and of these pieces
-        //    of either side, missed lately).
-        //    The root's eval serves only its grandchildren's "improving": it is the
-        //    network's, uncorrected.
-        let raw_eval = if in_check || excluded.is_some() {
-            -INFINITE
-        } else if N::ROOT {
-            self.board.evaluate(self.shared.net)
-        } else if let Some(h) = hit.filter(|h| h.eval.abs() < EVAL_LIMIT) {
-            h.eval
-        } else {
-            let e = self.board.evaluate(self.shared.net).clamp(-EVAL_LIMIT, EVAL_LIMIT);
-            if hit.is_none() {
-                self.shared.tt.store(Record {
-                    key,
-                    ply,
-                    mv: PackedMove::NONE,
-                    score: 0,
-                    eval: e,
-                    depth: DEPTH_UNSEARCHED,
-                    bound: Bound::None,
-                    pv: tt_pv,
-                });
-            }
-            e
-        };
-        // The correction history's keys, where it is read and written: not in check, not
-        // in a singular search, not at the root.
-        let correction_keys =
-            (!in_check && excluded.is_none() && !N::ROOT).then(|| self.board.correction_keys());
-        let static_eval = if in_check {
-            -INFINITE
-        } else if excluded.is_some() {
-            self.frame(ply).static_eval
-        } else {
-            correction_keys.map_or(raw_eval, |keys| {
-                self.data.hist.corrected_eval(self.board.turn(), keys, raw_eval, EVAL_LIMIT)
-            })
-        };
-        let eval = hit.filter(|_| !in_check).map_or(static_eval, |h| h.refine(static_eval));
-        let improving = !in_check && ply >= 2 && {
-            let back = |plies: usize| self.stack[ply + STACK_OFFSET - plies].static_eval;
-            if back(2) != -INFINITE {
-                static_eval > back(2)
-            } else {
-                ply >= 4 && (back(4) == -INFINITE || static_eval > back(4))
-            }
-        };
-        self.frame(ply).static_eval = static_eval;
-        self.frame(ply + 2).killers = [None; 2];
-        if N::ROOT {
-            self.frame(ply + 1).killers = [None; 2];
-        }
-        let double_extensions =
-            if ply > 0 { self.stack[ply + STACK_OFFSET - 1].double_ext } else { 0 };
-        // What the children count: this for a null move's, raised by each move's own
-        // double extension in the move loop.
-        self.frame(ply).double_ext = double_extensions;
+        // 5. Static evaluation, and what the node leaves on the stack for its children.
+        self.evaluate_node::<N>(&mut node);
+        node.double_extensions = self.ready_children::<N>(ply);
 
         // 6. Internal iterative reduction: without a stored move this node was never
         //    searched, so its ordering is poor; search it shallower first.
-        if !N::ROOT && depth >= params::iir_min_depth() && tt_move.is_none() && (N::PV || cut_node)
+        if !N::ROOT
+            && node.depth >= params::iir_min_depth()
+            && tt_move.is_none()
+            && (N::PV || cut_node)
         {
-            depth -= 1;
+            node.depth -= 1;
         }
+        let depth = node.depth;
 
         if !N::PV && !in_check && excluded.is_none() {
+            let eval = node.eval;
             // 7. Razoring: far below alpha at low depth, only captures can save the node.
             if depth <= params::RAZOR_MAX_DEPTH && eval + params::razor_margin() * depth < alpha {
                 let score = self.qsearch::<NonPv>(alpha, alpha + 1, true);
@@ -351,108 +355,21 @@ impl Thread<'_> {
             // 8. Reverse futility pruning: so far above beta that a shallow search will
             //    not fall below it.
             if depth <= params::rfp_max_depth()
-                && eval - params::rfp_margin() * (depth - i32::from(improving)) >= beta
+                && eval - params::rfp_margin() * (depth - i32::from(node.improving)) >= beta
                 && eval < TB_WIN_IN_MAX
             {
                 return (eval + beta) / 2;
             }
 
-            // 9. Null-move pruning: if passing still holds beta, a real move will too. Not
-            //    twice in a row, and not without pieces (zugzwang).
-            let last_was_null = ply > 0 && self.stack[ply + STACK_OFFSET - 1].mv.is_none();
-            if depth >= params::nmp_min_depth()
-                && eval >= beta
-                && static_eval >= beta
-                && !last_was_null
-                && beta > -TB_WIN_IN_MAX
-                && has_pieces(self.board.pos())
-            {
-                let r = params::nmp_base()
-                    + depth / params::nmp_depth_divisor()
-                    + ((eval - beta) / params::nmp_eval_divisor())
-                        .min(params::NMP_MAX_EVAL_REDUCTION);
-                let frame = self.frame(ply);
-                frame.mv = None;
-                frame.ctx = None;
-                self.board.make_null();
-                let score = -self.search::<NonPv>(-beta, -beta + 1, depth - r, !cut_node);
-                self.board.unmake();
-                if self.should_stop() {
-                    return 0;
-                }
-                if score >= beta {
-                    return if score >= TB_WIN_IN_MAX { beta } else { score };
-                }
+            // 9. Null-move pruning: if passing still holds beta, a real move will too.
+            if let Some(score) = self.null_move_pruning(&node, beta) {
+                return score;
             }
 
-            // 9b. ProbCut: a capture that beats beta by a margin in a search four plies
-            //     shallower will very likely beat beta at full depth. A deep enough stored
-            //     bound below that margin says not to try; one above it, for a capture,
-            //     settles the node at once.
-            let probcut_beta = beta + params::probcut_margin()
-                - params::probcut_improving() * i32::from(improving);
-            let deep_hit = hit.filter(|h| {
-                h.depth >= depth - params::PROBCUT_STORED_REDUCTION && h.bound != Bound::None
-            });
-            if depth > params::PROBCUT_REDUCTION
-                && beta.abs() < TB_WIN_IN_MAX
-                && deep_hit.is_none_or(|h| h.score >= probcut_beta)
-            {
-                let pos = self.board.pos();
-                if deep_hit.is_some_and(|h| h.bound != Bound::Upper)
-                    && tt_move
-                        .and_then(|m| unpack(pos, m))
-                        .is_some_and(|m| m.is_capture() || m.is_promotion())
-                {
-                    return probcut_beta;
-                }
-                let hints = OrderingHints { tt_move, killers: [None; 2], prev: [None; 4] };
-                let mut picker = MovePicker::new(pos, hints, &self.data.hist, false);
-                let threshold = probcut_beta - static_eval;
-                let mut tries = 0;
-                while let Some(m) = picker.next(self.board.pos(), &self.data.hist) {
-                    if tries
-                        >= params::PROBCUT_TRIES
-                            + params::PROBCUT_CUT_NODE_TRIES * usize::from(cut_node)
-                    {
-                        break;
-                    }
-                    if !see_ge(self.board.pos(), m, threshold) {
-                        continue;
-                    }
-                    tries += 1;
-                    self.make(m, ply);
-                    // A quiescence search first: only a capture that holds there is worth
-                    // the shallower full search.
-                    let mut score = -self.qsearch::<NonPv>(-probcut_beta, -probcut_beta + 1, true);
-                    if score >= probcut_beta {
-                        score = -self.search::<NonPv>(
-                            -probcut_beta,
-                            -probcut_beta + 1,
-                            depth - params::PROBCUT_REDUCTION,
-                            !cut_node,
-                        );
-                    }
-                    self.board.unmake();
-                    if self.should_stop() {
-                        return 0;
-                    }
-                    if score >= probcut_beta {
-                        if deep_hit.is_none() {
-                            self.shared.tt.store(Record {
-                                key,
-                                ply,
-                                mv: PackedMove::of(m),
-                                score,
-                                eval: raw_eval,
-                                depth: depth - params::PROBCUT_STORED_REDUCTION,
-                                bound: Bound::Lower,
-                                pv: tt_pv,
-                            });
-                        }
-                        return score;
-                    }
-                }
+            // 9b. ProbCut: a capture that beats beta by a margin in a shallower search
+            //     will very likely beat beta at full depth.
+            if let Some(score) = self.probcut(&node, beta) {
+                return score;
             }
         }
 
@@ -463,8 +380,8 @@ impl Thread<'_> {
         let mut picker = MovePicker::new(self.board.pos(), hints, &self.data.hist, true);
         let tt_move = picker.tt_move();
         let tt_capture = tt_move.is_some_and(|m| m.is_capture() || m.is_promotion());
-        let turn = self.board.turn();
-        let mut best_score = tb_floor;
+        let turn = node.turn;
+        let mut best_score = tb.floor;
         let mut best_move = None;
         // Moves searched, and moves tried (searched or pruned): pruning counts the tried.
         let mut moves_searched = 0usize;
@@ -493,7 +410,7 @@ impl Thread<'_> {
                 let lmr_depth = (depth - 1 - reduction(depth, earlier) / ONE_PLY).max(0);
                 if quiet {
                     // Late move pruning: late quiet moves at low depth rarely matter.
-                    if earlier >= lmp_limit(depth, improving) {
+                    if earlier >= lmp_limit(depth, node.improving) {
                         picker.skip_quiets();
                         continue;
                     }
@@ -510,7 +427,7 @@ impl Thread<'_> {
                         // alpha (one by one: a later quiet move may check).
                         if !in_check
                             && lmr_depth <= params::FUTILITY_MAX_DEPTH
-                            && static_eval
+                            && node.static_eval
                                 + params::futility_base()
                                 + params::futility_margin() * lmr_depth
                                 <= alpha
@@ -542,7 +459,7 @@ impl Thread<'_> {
             //     even without it the node beats beta, the node is cut (multi-cut).
             let mut extension = 0;
             if !N::ROOT && ply < params::EXTENSION_PLY_FACTOR * self.root_depth as usize {
-                if let Some(h) = hit.filter(|h| {
+                if let Some(h) = node.hit.filter(|h| {
                     Some(m) == tt_move
                         && depth >= params::singular_min_depth()
                         && excluded.is_none()
@@ -567,7 +484,7 @@ impl Thread<'_> {
                         extension = 1;
                         if !N::PV
                             && score < singular_beta - params::double_ext_margin()
-                            && double_extensions < params::MAX_DOUBLE_EXTENSIONS
+                            && node.double_extensions < params::MAX_DOUBLE_EXTENSIONS
                         {
                             extension = 2;
                         }
@@ -580,7 +497,7 @@ impl Thread<'_> {
             }
 
             let nodes_before = self.nodes;
-            self.frame(ply).double_ext = double_extensions + u8::from(extension == 2);
+            self.frame(ply).double_ext = node.double_extensions + u8::from(extension == 2);
             self.make(m, ply);
             if N::PV {
                 // A child searched only with a null window leaves no line of its own; an
@@ -608,8 +525,8 @@ impl Thread<'_> {
             // the eval below alpha.
             let reducible_noisy = depth >= params::LMR_NOISY_MIN_DEPTH
                 && (cut_node
-                    || moves_tried > lmp_limit(depth, improving)
-                    || (!in_check && static_eval + face_gain(m) <= alpha));
+                    || moves_tried > lmp_limit(depth, node.improving)
+                    || (!in_check && node.static_eval + face_gain(m) <= alpha));
 
             // 13. Late move reductions: moves late in the order are searched shallower
             //     with a null window, and again at full depth only if they beat alpha.
@@ -642,7 +559,7 @@ impl Thread<'_> {
                         cut_node,
                         gives_check,
                         quiet_after_tt_capture: tt_capture && quiet,
-                        improving,
+                        improving: node.improving,
                         history,
                     },
                 );
@@ -731,7 +648,7 @@ impl Thread<'_> {
         // 16. Store the result (within what the tables allow). Not the root's: the root
         //     records its moves' results in the root list.
         if N::PV {
-            best_score = best_score.min(max_score);
+            best_score = best_score.min(tb.ceiling);
         }
         if !N::ROOT {
             let bound = if best_score >= beta {
@@ -745,26 +662,256 @@ impl Thread<'_> {
             //      bounds it on the far side, and the best move was quiet (a capture's
             //      gain is not the eval's error).
             let beyond_eval = match bound {
-                Bound::Lower => best_score > static_eval,
-                Bound::Upper => best_score < static_eval,
+                Bound::Lower => best_score > node.static_eval,
+                Bound::Upper => best_score < node.static_eval,
                 _ => true,
             };
             let quiet_best = best_move.is_none_or(|m| !is_noisy(m));
-            if let Some(keys) = correction_keys.filter(|_| beyond_eval && quiet_best) {
-                self.data.hist.update_correction(turn, keys, best_score - static_eval, depth);
+            if let Some(keys) = node.correction_keys.filter(|_| beyond_eval && quiet_best) {
+                self.data.hist.update_correction(turn, keys, best_score - node.static_eval, depth);
             }
             self.shared.tt.store(Record {
                 key,
                 ply,
                 mv: best_move.map_or(PackedMove::NONE, PackedMove::of),
                 score: best_score,
-                eval: raw_eval,
+                eval: node.raw_eval,
                 depth,
                 bound,
                 pv: tt_pv,
             });
         }
         best_score
+    }
+
+    /// Step 4b. Endgame tablebases, right after a capture or a pawn move (not in a
+    /// singular search). The exact result ends the node when it decides the window
+    /// (`Break`, with the node's score, stored in the table); otherwise, at a PV node, a
+    /// win bounds the score from below and a loss from above (`Continue`).
+    #[inline(always)]
+    fn probe_tablebases<N: NodeType>(
+        &mut self,
+        node: &Node,
+        alpha: i32,
+        beta: i32,
+    ) -> ControlFlow<i32, TbBounds> {
+        let mut bounds = TbBounds::NONE;
+        if let Some(tb) = self.shared.tablebases.filter(|_| node.excluded.is_none()) {
+            if let Some((score, bound)) = self.probe_wdl(&tb, node.ply, node.depth) {
+                if bound == Bound::Exact
+                    || (bound == Bound::Lower && score >= beta)
+                    || (bound == Bound::Upper && score <= alpha)
+                {
+                    let stored_depth =
+                        (node.depth + params::TB_STORE_EXTRA_DEPTH).min(MAX_PLY as i32 - 1);
+                    self.shared.tt.store(Record {
+                        key: node.key,
+                        ply: node.ply,
+                        mv: PackedMove::NONE,
+                        score,
+                        eval: -INFINITE,
+                        depth: stored_depth,
+                        bound,
+                        pv: node.tt_pv,
+                    });
+                    return ControlFlow::Break(score);
+                }
+                if N::PV && bound == Bound::Lower {
+                    bounds.floor = score;
+                } else if N::PV {
+                    bounds.ceiling = score;
+                }
+            }
+        }
+        ControlFlow::Continue(bounds)
+    }
+
+    /// Step 5. Static evaluation, sharpened by a stored bound when one is tighter. A node
+    /// is "improving" when its eval beats that of two plies ago (four when the side to
+    /// move was in check then, and so had no eval): pruning can then be bolder, since the
+    /// side to move is doing better.
+    ///
+    /// The table keeps the network's eval; the search uses it corrected by the correction
+    /// history (how far evals of this pawn structure, and of these pieces of either side,
+    /// missed lately). The root's eval serves only its grandchildren's "improving": it is
+    /// the network's, uncorrected. Sets the node's evals and leaves its static eval on
+    /// the stack.
+    #[inline(always)]
+    fn evaluate_node<N: NodeType>(&mut self, node: &mut Node) {
+        let (ply, in_check, hit) = (node.ply, node.in_check, node.hit);
+        let raw_eval = if in_check || node.excluded.is_some() {
+            -INFINITE
+        } else if N::ROOT {
+            self.board.evaluate(self.shared.net)
+        } else if let Some(h) = hit.filter(|h| h.eval.abs() < EVAL_LIMIT) {
+            h.eval
+        } else {
+            let e = self.board.evaluate(self.shared.net).clamp(-EVAL_LIMIT, EVAL_LIMIT);
+            if hit.is_none() {
+                self.shared.tt.store(Record {
+                    key: node.key,
+                    ply,
+                    mv: PackedMove::NONE,
+                    score: 0,
+                    eval: e,
+                    depth: DEPTH_UNSEARCHED,
+                    bound: Bound::None,
+                    pv: node.tt_pv,
+                });
+            }
+            e
+        };
+        let correction_keys = (!in_check && node.excluded.is_none() && !N::ROOT)
+            .then(|| self.board.correction_keys());
+        let static_eval = if in_check {
+            -INFINITE
+        } else if node.excluded.is_some() {
+            self.frame(ply).static_eval
+        } else {
+            correction_keys.map_or(raw_eval, |keys| {
+                self.data.hist.corrected_eval(node.turn, keys, raw_eval, EVAL_LIMIT)
+            })
+        };
+        let eval = hit.filter(|_| !in_check).map_or(static_eval, |h| h.refine(static_eval));
+        let improving = !in_check && ply >= 2 && {
+            let back = |plies: usize| self.stack[ply + STACK_OFFSET - plies].static_eval;
+            if back(2) != -INFINITE {
+                static_eval > back(2)
+            } else {
+                ply >= 4 && (back(4) == -INFINITE || static_eval > back(4))
+            }
+        };
+        self.frame(ply).static_eval = static_eval;
+        node.raw_eval = raw_eval;
+        node.static_eval = static_eval;
+        node.eval = eval;
+        node.improving = improving;
+        node.correction_keys = correction_keys;
+    }
+
+    /// Readies the stack for the node's children (after step 5): no killers yet two
+    /// plies on (nor, at the root, one ply on), and the double extensions of the line so
+    /// far, which it returns.
+    #[inline(always)]
+    fn ready_children<N: NodeType>(&mut self, ply: usize) -> u8 {
+        self.frame(ply + 2).killers = [None; 2];
+        if N::ROOT {
+            self.frame(ply + 1).killers = [None; 2];
+        }
+        let double_extensions =
+            if ply > 0 { self.stack[ply + STACK_OFFSET - 1].double_ext } else { 0 };
+        // What the children count: this for a null move's, raised by each move's own
+        // double extension in the move loop.
+        self.frame(ply).double_ext = double_extensions;
+        double_extensions
+    }
+
+    /// Step 9. Null-move pruning: if passing still holds beta, a real move will too. Not
+    /// twice in a row, and not without pieces (zugzwang). Returns the node's score when it
+    /// is cut.
+    #[inline(always)]
+    fn null_move_pruning(&mut self, node: &Node, beta: i32) -> Option<i32> {
+        let (ply, depth, eval) = (node.ply, node.depth, node.eval);
+        let last_was_null = ply > 0 && self.stack[ply + STACK_OFFSET - 1].mv.is_none();
+        if depth >= params::nmp_min_depth()
+            && eval >= beta
+            && node.static_eval >= beta
+            && !last_was_null
+            && beta > -TB_WIN_IN_MAX
+            && has_pieces(self.board.pos())
+        {
+            let r = params::nmp_base()
+                + depth / params::nmp_depth_divisor()
+                + ((eval - beta) / params::nmp_eval_divisor()).min(params::NMP_MAX_EVAL_REDUCTION);
+            let frame = self.frame(ply);
+            frame.mv = None;
+            frame.ctx = None;
+            self.board.make_null();
+            let score = -self.search::<NonPv>(-beta, -beta + 1, depth - r, !node.cut_node);
+            self.board.unmake();
+            if self.should_stop() {
+                return Some(0);
+            }
+            if score >= beta {
+                return Some(if score >= TB_WIN_IN_MAX { beta } else { score });
+            }
+        }
+        None
+    }
+
+    /// Step 9b. ProbCut: a capture that beats beta by a margin in a search four plies
+    /// shallower will very likely beat beta at full depth. A deep enough stored bound
+    /// below that margin says not to try; one above it, for a capture, settles the node
+    /// at once. Returns the node's score when it is cut.
+    #[inline(always)]
+    fn probcut(&mut self, node: &Node, beta: i32) -> Option<i32> {
+        let (ply, depth, tt_move) = (node.ply, node.depth, node.tt_move);
+        let probcut_beta = beta + params::probcut_margin()
+            - params::probcut_improving() * i32::from(node.improving);
+        let deep_hit = node.hit.filter(|h| {
+            h.depth >= depth - params::PROBCUT_STORED_REDUCTION && h.bound != Bound::None
+        });
+        if depth <= params::PROBCUT_REDUCTION
+            || beta.abs() >= TB_WIN_IN_MAX
+            || deep_hit.is_some_and(|h| h.score < probcut_beta)
+        {
+            return None;
+        }
+        let pos = self.board.pos();
+        if deep_hit.is_some_and(|h| h.bound != Bound::Upper)
+            && tt_move
+                .and_then(|m| unpack(pos, m))
+                .is_some_and(|m| m.is_capture() || m.is_promotion())
+        {
+            return Some(probcut_beta);
+        }
+        let hints = OrderingHints { tt_move, killers: [None; 2], prev: [None; 4] };
+        let mut picker = MovePicker::new(pos, hints, &self.data.hist, false);
+        let threshold = probcut_beta - node.static_eval;
+        let max_tries =
+            params::PROBCUT_TRIES + params::PROBCUT_CUT_NODE_TRIES * usize::from(node.cut_node);
+        let mut tries = 0;
+        while let Some(m) = picker.next(self.board.pos(), &self.data.hist) {
+            if tries >= max_tries {
+                break;
+            }
+            if !see_ge(self.board.pos(), m, threshold) {
+                continue;
+            }
+            tries += 1;
+            self.make(m, ply);
+            // A quiescence search first: only a capture that holds there is worth the
+            // shallower full search.
+            let mut score = -self.qsearch::<NonPv>(-probcut_beta, -probcut_beta + 1, true);
+            if score >= probcut_beta {
+                score = -self.search::<NonPv>(
+                    -probcut_beta,
+                    -probcut_beta + 1,
+                    depth - params::PROBCUT_REDUCTION,
+                    !node.cut_node,
+                );
+            }
+            self.board.unmake();
+            if self.should_stop() {
+                return Some(0);
+            }
+            if score >= probcut_beta {
+                if deep_hit.is_none() {
+                    self.shared.tt.store(Record {
+                        key: node.key,
+                        ply,
+                        mv: PackedMove::of(m),
+                        score,
+                        eval: node.raw_eval,
+                        depth: depth - params::PROBCUT_STORED_REDUCTION,
+                        bound: Bound::Lower,
+                        pv: node.tt_pv,
+                    });
+                }
+                return Some(score);
+            }
+        }
+        None
     }
 
     // ------------------------------------------------------------------------------------
