@@ -13,7 +13,7 @@ use arrayvec::ArrayVec;
 use shakmaty::{Chess, Color, Move, Position};
 
 use super::{
-    history::bonus,
+    history::{bonus, Contexts},
     movegen::{gives_check, unpack},
     movepick::{is_noisy, MovePicker, OrderingHints},
     params,
@@ -186,6 +186,16 @@ struct TbBounds {
 impl TbBounds {
     /// No bounds: no probe, or no bound the node can use.
     const NONE: TbBounds = TbBounds { floor: -INFINITE, ceiling: INFINITE };
+}
+
+/// The moves a node searched without their becoming its best, which a cutoff punishes
+/// (step 15).
+#[derive(Default)]
+struct Tried {
+    /// The quiet ones.
+    quiets: ArrayVec<Move, 64>,
+    /// The captures and promotions.
+    noisy: ArrayVec<Move, 32>,
 }
 
 impl Thread<'_> {
@@ -386,8 +396,7 @@ impl Thread<'_> {
         // Moves searched, and moves tried (searched or pruned): pruning counts the tried.
         let mut moves_searched = 0usize;
         let mut moves_tried = 0usize;
-        let mut quiets_tried: ArrayVec<Move, 64> = ArrayVec::new();
-        let mut noisy_tried: ArrayVec<Move, 32> = ArrayVec::new();
+        let mut tried = Tried::default();
         let original_alpha = alpha;
         let may_prune = !N::ROOT && has_pieces(self.board.pos());
         let mut root_index = self.pv_index;
@@ -405,96 +414,18 @@ impl Thread<'_> {
             };
 
             // 11. Shallow-depth pruning, once a move has been found that does not lose.
-            if best_score > -TB_WIN_IN_MAX && may_prune {
-                let earlier = moves_tried - 1;
-                let lmr_depth = (depth - 1 - reduction(depth, earlier) / ONE_PLY).max(0);
-                if quiet {
-                    // Late move pruning: late quiet moves at low depth rarely matter.
-                    if earlier >= lmp_limit(depth, node.improving) {
-                        picker.skip_quiets();
-                        continue;
-                    }
-                    if gives_check(self.board.pos(), m) {
-                        // A quiet check is forcing: only an exchange that loses too much
-                        // prunes it, as for captures.
-                        if depth <= params::SEE_NOISY_MAX_DEPTH
-                            && !see_ge(self.board.pos(), m, -params::see_noisy_margin() * depth)
-                        {
-                            continue;
-                        }
-                    } else {
-                        // Futility pruning: a quiet move cannot lift a hopeless eval to
-                        // alpha (one by one: a later quiet move may check).
-                        if !in_check
-                            && lmr_depth <= params::FUTILITY_MAX_DEPTH
-                            && node.static_eval
-                                + params::futility_base()
-                                + params::futility_margin() * lmr_depth
-                                <= alpha
-                        {
-                            continue;
-                        }
-                        // History pruning: moves that keep failing here are not worth a look.
-                        if lmr_depth <= params::HISTORY_PRUNE_MAX_DEPTH
-                            && history < -params::history_prune() * depth
-                        {
-                            continue;
-                        }
-                        // SEE pruning: a quiet move that hangs material.
-                        let margin = -params::see_quiet_margin() * lmr_depth * lmr_depth;
-                        if !see_ge(self.board.pos(), m, margin) {
-                            continue;
-                        }
-                    }
-                } else if depth <= params::SEE_NOISY_MAX_DEPTH
-                    && !see_ge(self.board.pos(), m, -params::see_noisy_margin() * depth)
-                {
-                    // SEE pruning of captures that lose too much.
-                    continue;
-                }
+            if best_score > -TB_WIN_IN_MAX
+                && may_prune
+                && self.prune_move(&node, &mut picker, m, history, moves_tried - 1, alpha)
+            {
+                continue;
             }
 
-            // 12. Extensions. Singular: when the stored move is the only good one (every
-            //     other move fails well below its score), it deserves a deeper look; when
-            //     even without it the node beats beta, the node is cut (multi-cut).
-            let mut extension = 0;
-            if !N::ROOT && ply < params::EXTENSION_PLY_FACTOR * self.root_depth as usize {
-                if let Some(h) = node.hit.filter(|h| {
-                    Some(m) == tt_move
-                        && depth >= params::singular_min_depth()
-                        && excluded.is_none()
-                        && h.bound != Bound::Upper
-                        && h.bound != Bound::None
-                        && h.depth >= depth - params::SINGULAR_TT_DEPTH_MARGIN
-                        && h.score.abs() < TB_WIN_IN_MAX
-                }) {
-                    let singular_beta = h.score - params::singular_margin() * depth;
-                    self.frame(ply).excluded = Some(m);
-                    let score = self.search::<NonPv>(
-                        singular_beta - 1,
-                        singular_beta,
-                        (depth - 1) / 2,
-                        cut_node,
-                    );
-                    self.frame(ply).excluded = None;
-                    if self.should_stop() {
-                        return 0;
-                    }
-                    if score < singular_beta {
-                        extension = 1;
-                        if !N::PV
-                            && score < singular_beta - params::double_ext_margin()
-                            && node.double_extensions < params::MAX_DOUBLE_EXTENSIONS
-                        {
-                            extension = 2;
-                        }
-                    } else if singular_beta >= beta {
-                        return singular_beta;
-                    } else if h.score >= beta {
-                        extension = -1;
-                    }
-                }
-            }
+            // 12. Extensions: singular (with the multi-cut it may find), then check.
+            let mut extension = match self.singular_extension::<N>(&node, m, tt_move, beta) {
+                ControlFlow::Break(score) => return score,
+                ControlFlow::Continue(extension) => extension,
+            };
 
             let nodes_before = self.nodes;
             self.frame(ply).double_ext = node.double_extensions + u8::from(extension == 2);
@@ -604,9 +535,9 @@ impl Thread<'_> {
             }
             if Some(m) != best_move {
                 if quiet {
-                    let _ = quiets_tried.try_push(m);
+                    let _ = tried.quiets.try_push(m);
                 } else {
-                    let _ = noisy_tried.try_push(m);
+                    let _ = tried.noisy.try_push(m);
                 }
             }
         }
@@ -621,28 +552,10 @@ impl Thread<'_> {
             return if in_check { mated_in(ply) } else { 0 };
         }
 
-        // 15. Learn from a cutoff: reward the move that caused it, punish the ones tried
-        //     before it. Not at the root, whose cutoffs are aspiration-window failures.
+        // 15. Learn from a cutoff. Not at the root, whose cutoffs are aspiration-window
+        //     failures.
         if let Some(best) = best_move.filter(|_| !N::ROOT && best_score >= beta) {
-            let b =
-                bonus(depth + i32::from(best_score > beta + params::history_bonus_extra_margin()));
-            let hist = &mut self.data.hist;
-            if !is_noisy(best) {
-                let frame = &mut self.stack[ply + STACK_OFFSET];
-                if frame.killers[0] != Some(best) {
-                    frame.killers = [Some(best), frame.killers[0]];
-                }
-                hist.set_counter(prev[0], best);
-                hist.update_quiet(turn, best, prev, b);
-                for &q in &quiets_tried {
-                    hist.update_quiet(turn, q, prev, -b);
-                }
-            } else {
-                hist.update_capture(turn, best, b);
-            }
-            for &n in &noisy_tried {
-                hist.update_capture(turn, n, -b);
-            }
+            self.learn_from_cutoff(&node, best, best_score - beta, prev, &tried);
         }
 
         // 16. Store the result (within what the tables allow). Not the root's: the root
@@ -651,35 +564,7 @@ impl Thread<'_> {
             best_score = best_score.min(tb.ceiling);
         }
         if !N::ROOT {
-            let bound = if best_score >= beta {
-                Bound::Lower
-            } else if N::PV && best_score > original_alpha {
-                Bound::Exact
-            } else {
-                Bound::Upper
-            };
-            // 16b. Correct the static eval toward the result, when the result is exact or
-            //      bounds it on the far side, and the best move was quiet (a capture's
-            //      gain is not the eval's error).
-            let beyond_eval = match bound {
-                Bound::Lower => best_score > node.static_eval,
-                Bound::Upper => best_score < node.static_eval,
-                _ => true,
-            };
-            let quiet_best = best_move.is_none_or(|m| !is_noisy(m));
-            if let Some(keys) = node.correction_keys.filter(|_| beyond_eval && quiet_best) {
-                self.data.hist.update_correction(turn, keys, best_score - node.static_eval, depth);
-            }
-            self.shared.tt.store(Record {
-                key,
-                ply,
-                mv: best_move.map_or(PackedMove::NONE, PackedMove::of),
-                score: best_score,
-                eval: node.raw_eval,
-                depth,
-                bound,
-                pv: tt_pv,
-            });
+            self.store_result::<N>(&node, best_move, best_score, original_alpha, beta);
         }
         best_score
     }
@@ -912,6 +797,188 @@ impl Thread<'_> {
             }
         }
         None
+    }
+
+    /// Step 11. Shallow-depth pruning: whether to skip `m`, the move after `earlier` others
+    /// were tried, whose history score is `history`. Late move pruning skips the rest of
+    /// the quiet moves too.
+    #[inline(always)]
+    fn prune_move(
+        &mut self,
+        node: &Node,
+        picker: &mut MovePicker,
+        m: Move,
+        history: i32,
+        earlier: usize,
+        alpha: i32,
+    ) -> bool {
+        let depth = node.depth;
+        let lmr_depth = (depth - 1 - reduction(depth, earlier) / ONE_PLY).max(0);
+        if is_noisy(m) {
+            // SEE pruning of captures that lose too much.
+            return depth <= params::SEE_NOISY_MAX_DEPTH
+                && !see_ge(self.board.pos(), m, -params::see_noisy_margin() * depth);
+        }
+        // Late move pruning: late quiet moves at low depth rarely matter.
+        if earlier >= lmp_limit(depth, node.improving) {
+            picker.skip_quiets();
+            return true;
+        }
+        if gives_check(self.board.pos(), m) {
+            // A quiet check is forcing: only an exchange that loses too much prunes it, as
+            // for captures.
+            return depth <= params::SEE_NOISY_MAX_DEPTH
+                && !see_ge(self.board.pos(), m, -params::see_noisy_margin() * depth);
+        }
+        // Futility pruning: a quiet move cannot lift a hopeless eval to alpha (one by one:
+        // a later quiet move may check).
+        if !node.in_check
+            && lmr_depth <= params::FUTILITY_MAX_DEPTH
+            && node.static_eval + params::futility_base() + params::futility_margin() * lmr_depth
+                <= alpha
+        {
+            return true;
+        }
+        // History pruning: moves that keep failing here are not worth a look.
+        if lmr_depth <= params::HISTORY_PRUNE_MAX_DEPTH
+            && history < -params::history_prune() * depth
+        {
+            return true;
+        }
+        // SEE pruning: a quiet move that hangs material.
+        let margin = -params::see_quiet_margin() * lmr_depth * lmr_depth;
+        !see_ge(self.board.pos(), m, margin)
+    }
+
+    /// Step 12. Singular extension: when the stored move is the only good one (every other
+    /// move fails well below its score), it deserves a deeper look (`Continue` with the
+    /// extension: 1, or 2 when the others fail far below, or -1 when they beat beta but
+    /// the singular bound does not); when even without it the node beats beta, the node
+    /// is cut (multi-cut: `Break` with its score).
+    #[inline(always)]
+    fn singular_extension<N: NodeType>(
+        &mut self,
+        node: &Node,
+        m: Move,
+        tt_move: Option<Move>,
+        beta: i32,
+    ) -> ControlFlow<i32, i32> {
+        let (ply, depth) = (node.ply, node.depth);
+        let mut extension = 0;
+        if !N::ROOT && ply < params::EXTENSION_PLY_FACTOR * self.root_depth as usize {
+            if let Some(h) = node.hit.filter(|h| {
+                Some(m) == tt_move
+                    && depth >= params::singular_min_depth()
+                    && node.excluded.is_none()
+                    && h.bound != Bound::Upper
+                    && h.bound != Bound::None
+                    && h.depth >= depth - params::SINGULAR_TT_DEPTH_MARGIN
+                    && h.score.abs() < TB_WIN_IN_MAX
+            }) {
+                let singular_beta = h.score - params::singular_margin() * depth;
+                self.frame(ply).excluded = Some(m);
+                let score = self.search::<NonPv>(
+                    singular_beta - 1,
+                    singular_beta,
+                    (depth - 1) / 2,
+                    node.cut_node,
+                );
+                self.frame(ply).excluded = None;
+                if self.should_stop() {
+                    return ControlFlow::Break(0);
+                }
+                if score < singular_beta {
+                    extension = 1;
+                    if !N::PV
+                        && score < singular_beta - params::double_ext_margin()
+                        && node.double_extensions < params::MAX_DOUBLE_EXTENSIONS
+                    {
+                        extension = 2;
+                    }
+                } else if singular_beta >= beta {
+                    return ControlFlow::Break(singular_beta);
+                } else if h.score >= beta {
+                    extension = -1;
+                }
+            }
+        }
+        ControlFlow::Continue(extension)
+    }
+
+    /// Step 15. Learn from a cutoff by `best`, which beat beta by `margin`: reward it (as a
+    /// killer, a countermove and in the histories), punish the moves tried before it.
+    #[inline(always)]
+    fn learn_from_cutoff(
+        &mut self,
+        node: &Node,
+        best: Move,
+        margin: i32,
+        prev: Contexts,
+        tried: &Tried,
+    ) {
+        let turn = node.turn;
+        let b = bonus(node.depth + i32::from(margin > params::history_bonus_extra_margin()));
+        let hist = &mut self.data.hist;
+        if !is_noisy(best) {
+            let frame = &mut self.stack[node.ply + STACK_OFFSET];
+            if frame.killers[0] != Some(best) {
+                frame.killers = [Some(best), frame.killers[0]];
+            }
+            hist.set_counter(prev[0], best);
+            hist.update_quiet(turn, best, prev, b);
+            for &q in &tried.quiets {
+                hist.update_quiet(turn, q, prev, -b);
+            }
+        } else {
+            hist.update_capture(turn, best, b);
+        }
+        for &n in &tried.noisy {
+            hist.update_capture(turn, n, -b);
+        }
+    }
+
+    /// Step 16. Stores the node's result, `best_score` from a search of the window
+    /// `(original_alpha, beta)`, and corrects the static eval toward it (16b).
+    #[inline(always)]
+    fn store_result<N: NodeType>(
+        &mut self,
+        node: &Node,
+        best_move: Option<Move>,
+        best_score: i32,
+        original_alpha: i32,
+        beta: i32,
+    ) {
+        let bound = if best_score >= beta {
+            Bound::Lower
+        } else if N::PV && best_score > original_alpha {
+            Bound::Exact
+        } else {
+            Bound::Upper
+        };
+        // 16b. Correct the static eval toward the result, when the result is exact or
+        //      bounds it on the far side, and the best move was quiet (a capture's gain is
+        //      not the eval's error).
+        let static_eval = node.static_eval;
+        let beyond_eval = match bound {
+            Bound::Lower => best_score > static_eval,
+            Bound::Upper => best_score < static_eval,
+            _ => true,
+        };
+        let quiet_best = best_move.is_none_or(|m| !is_noisy(m));
+        if let Some(keys) = node.correction_keys.filter(|_| beyond_eval && quiet_best) {
+            let error = best_score - static_eval;
+            self.data.hist.update_correction(node.turn, keys, error, node.depth);
+        }
+        self.shared.tt.store(Record {
+            key: node.key,
+            ply: node.ply,
+            mv: best_move.map_or(PackedMove::NONE, PackedMove::of),
+            score: best_score,
+            eval: node.raw_eval,
+            depth: node.depth,
+            bound,
+            pv: node.tt_pv,
+        });
     }
 
     // ------------------------------------------------------------------------------------
