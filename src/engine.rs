@@ -35,7 +35,8 @@ pub const DEFAULT_HASH_MB: usize = 16;
 /// enough for a loaded machine running many games at once.
 pub const DEFAULT_MOVE_OVERHEAD_MS: u64 = 30;
 
-/// Settings that shape a search, set through UCI options.
+/// Settings that shape a search, set through UCI options. [`Settings::DEFAULT`] is where
+/// their defaults are written: the UCI option table reads them from there.
 #[derive(Clone, Debug)]
 pub struct Settings {
     /// Principal variations to report.
@@ -57,6 +58,18 @@ pub struct Settings {
 }
 
 impl Settings {
+    /// A new engine's settings, and the defaults of the UCI options that set them.
+    pub const DEFAULT: Settings = Settings {
+        multipv: 1,
+        move_overhead: DEFAULT_MOVE_OVERHEAD_MS,
+        threads: 1,
+        syzygy_probe_depth: 1,
+        syzygy_probe_limit: 7,
+        syzygy_fifty_move_rule: true,
+        limit_strength: false,
+        elo: strength::MIN_ELO,
+    };
+
     /// The strength to play at, when limited.
     pub fn strength(&self) -> Option<Strength> {
         self.limit_strength.then(|| Strength::new(self.elo))
@@ -65,16 +78,7 @@ impl Settings {
 
 impl Default for Settings {
     fn default() -> Self {
-        Settings {
-            multipv: 1,
-            move_overhead: DEFAULT_MOVE_OVERHEAD_MS,
-            threads: 1,
-            syzygy_probe_depth: 1,
-            syzygy_probe_limit: 7,
-            syzygy_fifty_move_rule: true,
-            limit_strength: false,
-            elo: strength::MIN_ELO,
-        }
+        Settings::DEFAULT
     }
 }
 
@@ -98,17 +102,18 @@ pub struct Engine {
 impl Engine {
     /// An engine at the start position with a `hash_mb` table and the default net.
     pub fn new(hash_mb: usize) -> Result<Engine> {
+        let settings = Settings::default();
         Ok(Engine {
             tt: TranspositionTable::try_new(hash_mb)?,
             net: default_network(),
             net_name: default_net::NAME.to_string(),
             simd: Simd::detect(),
-            threads: vec![ThreadData::default()],
+            threads: std::iter::repeat_with(ThreadData::default).take(settings.threads).collect(),
             tablebases: None,
             pos: Chess::default(),
             history: Vec::new(),
             rng: Rng::new(entropy()),
-            settings: Settings::default(),
+            settings,
         })
     }
 
@@ -159,7 +164,7 @@ impl Engine {
             }
             Err(e) => {
                 self.tt = TranspositionTable::try_new(old)
-                    .or_else(|_| TranspositionTable::try_new(16))?;
+                    .or_else(|_| TranspositionTable::try_new(DEFAULT_HASH_MB))?;
                 Err(e.context(format!("keeping a {} MB table", self.tt.megabytes())))
             }
         }

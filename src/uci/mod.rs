@@ -143,8 +143,8 @@ impl Uci {
             control: Arc::default(),
             answered: Arc::default(),
             bounded: false,
-            chess960: false,
-            show_wdl: false,
+            chess960: options::DEFAULT_CHESS960,
+            show_wdl: options::DEFAULT_SHOW_WDL,
         })
     }
 

@@ -4,7 +4,7 @@
 use std::fmt;
 
 use crate::{
-    engine::{DEFAULT_HASH_MB, DEFAULT_MOVE_OVERHEAD_MS},
+    engine::{Settings, DEFAULT_HASH_MB},
     search::{
         params::{self, PARAMS},
         strength,
@@ -76,8 +76,17 @@ pub struct Spec {
 pub const MAX_HASH_MB: i64 = 1 << 20;
 /// Most search threads.
 pub const MAX_THREADS: i64 = 1024;
+/// Whether `UCI_Chess960` is on in a new session.
+pub const DEFAULT_CHESS960: bool = false;
+/// Whether `UCI_ShowWDL` is on in a new session.
+pub const DEFAULT_SHOW_WDL: bool = false;
 
-/// The option table, in the order `uci` lists it.
+/// The engine's default settings, where the table reads its defaults.
+const ENGINE: Settings = Settings::DEFAULT;
+
+/// The option table, in the order `uci` lists it. The defaults are the engine's
+/// ([`Settings::DEFAULT`], [`DEFAULT_HASH_MB`]) and the session's own ([`DEFAULT_CHESS960`],
+/// [`DEFAULT_SHOW_WDL`]), not written here.
 pub const OPTIONS: [Spec; 15] = [
     Spec {
         name: Name::Hash,
@@ -87,33 +96,41 @@ pub const OPTIONS: [Spec; 15] = [
     Spec {
         name: Name::Threads,
         uci_name: "Threads",
-        kind: Kind::Spin { default: 1, min: 1, max: MAX_THREADS },
+        kind: Kind::Spin { default: ENGINE.threads as i64, min: 1, max: MAX_THREADS },
     },
     Spec { name: Name::ClearHash, uci_name: "Clear Hash", kind: Kind::Button },
     Spec { name: Name::Ponder, uci_name: "Ponder", kind: Kind::Check { default: false } },
     Spec {
         name: Name::MultiPv,
         uci_name: "MultiPV",
-        kind: Kind::Spin { default: 1, min: 1, max: 256 },
+        kind: Kind::Spin { default: ENGINE.multipv as i64, min: 1, max: 256 },
     },
     Spec {
         name: Name::MoveOverhead,
         uci_name: "Move Overhead",
-        kind: Kind::Spin { default: DEFAULT_MOVE_OVERHEAD_MS as i64, min: 0, max: 5000 },
+        kind: Kind::Spin { default: ENGINE.move_overhead as i64, min: 0, max: 5000 },
     },
     Spec { name: Name::EvalFile, uci_name: "EvalFile", kind: Kind::Text { default: "<default>" } },
-    Spec { name: Name::Chess960, uci_name: "UCI_Chess960", kind: Kind::Check { default: false } },
-    Spec { name: Name::ShowWdl, uci_name: "UCI_ShowWDL", kind: Kind::Check { default: false } },
+    Spec {
+        name: Name::Chess960,
+        uci_name: "UCI_Chess960",
+        kind: Kind::Check { default: DEFAULT_CHESS960 },
+    },
+    Spec {
+        name: Name::ShowWdl,
+        uci_name: "UCI_ShowWDL",
+        kind: Kind::Check { default: DEFAULT_SHOW_WDL },
+    },
     Spec {
         name: Name::LimitStrength,
         uci_name: "UCI_LimitStrength",
-        kind: Kind::Check { default: false },
+        kind: Kind::Check { default: ENGINE.limit_strength },
     },
     Spec {
         name: Name::Elo,
         uci_name: "UCI_Elo",
         kind: Kind::Spin {
-            default: strength::MIN_ELO as i64,
+            default: ENGINE.elo as i64,
             min: strength::MIN_ELO as i64,
             max: strength::MAX_ELO as i64,
         },
@@ -126,17 +143,17 @@ pub const OPTIONS: [Spec; 15] = [
     Spec {
         name: Name::SyzygyProbeDepth,
         uci_name: "SyzygyProbeDepth",
-        kind: Kind::Spin { default: 1, min: 1, max: 100 },
+        kind: Kind::Spin { default: ENGINE.syzygy_probe_depth as i64, min: 1, max: 100 },
     },
     Spec {
         name: Name::SyzygyProbeLimit,
         uci_name: "SyzygyProbeLimit",
-        kind: Kind::Spin { default: 7, min: 0, max: 7 },
+        kind: Kind::Spin { default: ENGINE.syzygy_probe_limit as i64, min: 0, max: 7 },
     },
     Spec {
         name: Name::Syzygy50MoveRule,
         uci_name: "Syzygy50MoveRule",
-        kind: Kind::Check { default: true },
+        kind: Kind::Check { default: ENGINE.syzygy_fifty_move_rule },
     },
 ];
 
