@@ -226,10 +226,8 @@ fn bad_datagen_options_are_refused_with_a_message() {
     assert!(err.contains("/no/such/book.epd"), "{err}");
     let err = fail(&["datagen", "--out", out_arg, "--games", "0"]);
     assert!(err.contains("--games"), "{err}");
-    let chain_named = dir.join("tree.chain.txt.gz");
-    let tree = chain_named.to_str().unwrap();
-    let err = fail(&["datagen", "--out", out_arg, "--games", "1", "--tree-out", tree]);
-    assert!(err.contains("would be read as game chains"), "{err}");
+    let err = fail(&["datagen", "--out", out_arg, "--games", "1", "--tree-out", out_arg]);
+    assert!(err.contains("--tree-out must be another file"), "{err}");
     let tree = dir.join("tree.txt.gz");
     let tree = tree.to_str().unwrap();
     let rate = ["--games", "1", "--tree-out", tree, "--tree-rate", "0"];
