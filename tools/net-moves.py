@@ -128,7 +128,10 @@ def main():
         " ".join([args.oracle, *args.oracle_option, str(args.oracle_nodes)]).encode()
     ).hexdigest()[:12]
     oracle_path = f"{args.cache}/{tag}-oracle-{oracle_tag}.json"
-    store = cached(oracle_path, dict)
+    store = {}
+    if os.path.exists(oracle_path):
+        with open(oracle_path) as f:
+            store = json.load(f)
     store = oracle_scores(args, fens, list(picks.values()), store)
     with open(oracle_path, "w") as f:
         json.dump(store, f)
