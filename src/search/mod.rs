@@ -189,7 +189,12 @@ pub struct Thread<'a> {
     pv: PvTable,
     /// Root moves of this thread, best first after each iteration.
     pub root_moves: Vec<RootMove>,
+    /// Moves made by the search, null moves aside: Stockfish's node count, what `go
+    /// nodes`, `info nodes` and the bench count.
     nodes: u64,
+    /// Nodes entered (the root, every search and quiescence call, re-searches included):
+    /// the draw score's noise.
+    entered: u64,
     tbhits: u64,
     seldepth: usize,
     root_depth: i32,
@@ -234,6 +239,7 @@ impl<'a> Thread<'a> {
                 })
                 .collect(),
             nodes: 0,
+            entered: 0,
             tbhits: 0,
             seldepth: 0,
             root_depth: 0,
@@ -254,7 +260,7 @@ impl<'a> Thread<'a> {
         self.id == 0
     }
 
-    /// Counts a node and, every so often, checks whether the search must stop.
+    /// Counts a move made and, every so often, checks whether the search must stop.
     #[inline(always)]
     fn count_node(&mut self) {
         self.nodes += 1;
@@ -312,21 +318,20 @@ impl<'a> Thread<'a> {
     /// repetitions it thinks are exactly equal to playing on.
     #[inline]
     fn draw_score(&self) -> i32 {
-        1 - (self.nodes & 2) as i32
+        1 - (self.entered & 2) as i32
     }
 
-    /// What every node does first: count itself, start its line (PV nodes), and end at
-    /// once, with the score to return, when the search is stopping, or (below the root,
+    /// What every node does first: count itself as entered, start its line (PV nodes),
+    /// and end at once, with the score to return, when the search is stopping, or (below the root,
     /// which must find a move) when the position is a draw by repetition, the fifty-move
     /// rule (a mate on the hundredth half-move still counts) or insufficient material, or
     /// the ply limit is reached.
     #[inline]
     fn enter<N: NodeType>(&mut self, ply: usize, in_check: bool) -> Option<i32> {
-        // A stopped search counts no more nodes: a node limit is then exact.
         if self.should_stop() {
             return Some(0);
         }
-        self.count_node();
+        self.entered += 1;
         if N::PV {
             self.pv.clear(ply);
             self.seldepth = self.seldepth.max(ply);
@@ -374,6 +379,10 @@ impl<'a> Thread<'a> {
         let frame = self.frame(ply);
         frame.mv = Some(m);
         frame.ctx = Some(context(turn, m));
+        // A stopped search counts no more moves: a node limit is then exact.
+        if !self.should_stop() {
+            self.count_node();
+        }
         self.board.make(m);
         self.shared.tt.prefetch(self.board.key());
     }
