@@ -322,10 +322,10 @@ impl<'a> Thread<'a> {
     }
 
     /// What every node does first: count itself as entered, start its line (PV nodes),
-    /// and end at once, with the score to return, when the search is stopping, or (below the root,
-    /// which must find a move) when the position is a draw by repetition, the fifty-move
-    /// rule (a mate on the hundredth half-move still counts) or insufficient material, or
-    /// the ply limit is reached.
+    /// and end at once, with the score to return, when the search is stopping, or (below
+    /// the root, which must find a move) when the position is a draw by repetition, the
+    /// fifty-move rule (a mate on the hundredth half-move still counts) or insufficient
+    /// material, or the ply limit is reached.
     #[inline]
     fn enter<N: NodeType>(&mut self, ply: usize, in_check: bool) -> Option<i32> {
         if self.should_stop() {
