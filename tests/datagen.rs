@@ -1,6 +1,6 @@
 //! `nue datagen` end to end, through the binary: the chains it writes replay legally,
 //! their scores and results follow the adjudication rules, a seed reproduces a one-thread
-//! run, another UCI engine can play instead of Nue, Ctrl-C stops a run cleanly, and the
+//! run, another UCI engine can play instead of Nue or label Nue's games, Ctrl-C stops a run cleanly, and the
 //! data trains a net.
 
 mod common;
@@ -165,6 +165,36 @@ fn a_uci_engine_can_play_and_label_from_a_book() {
     }
 }
 
+#[test]
+fn nue_can_play_and_a_uci_engine_label() {
+    let dir = TempDir::new("label");
+    let out = dir.join("label.chain.txt.gz");
+    let engine = env!("CARGO_BIN_EXE_nue");
+    let args = ["--nodes", "300", "--label-engine", engine, "--label-depth", "2"];
+    let stderr = datagen(&out, 2, 5, &args);
+    let games = read_games(&out);
+    assert_eq!(games.len(), 2, "{stderr}");
+    for game in &games {
+        assert_ending_follows_the_rules(game, &Rules::default());
+    }
+    // Nue's search chose the moves: from the same start it plays the same game alone,
+    // until the labeller's scores (or the search's own) end one of the two.
+    let alone = dir.join("alone.chain.txt.gz");
+    datagen(&alone, 2, 5, &["--nodes", "300"]);
+    let alone = read_games(&alone);
+    let mut same_starts = 0;
+    for (labelled, own) in games.iter().zip(&alone).filter(|(a, b)| a.start == b.start) {
+        same_starts += 1;
+        let n = labelled.plies.len().min(own.plies.len());
+        let moves = |g: &Game| g.plies[..n].iter().map(|p| p.mv).collect::<Vec<_>>();
+        assert_eq!(moves(labelled), moves(own));
+        // ...and the labeller gave the scores: they are not the search's own.
+        let scores = |g: &Game| g.plies[..n].iter().map(|p| p.score).collect::<Vec<_>>();
+        assert_ne!(scores(labelled), scores(own));
+    }
+    assert!(same_starts > 0, "no game began from the same opening");
+}
+
 /// Ctrl-C in a terminal sends SIGINT to the whole foreground process group. The run must
 /// end as `--seconds` ends it (summary printed, success, only whole games in the file),
 /// and the UCI engine it plays with must not be killed under it (that would be an error).
@@ -235,6 +265,13 @@ fn bad_datagen_options_are_refused_with_a_message() {
     assert!(err.contains("--tree-rate"), "{err}");
     let err = fail(&["datagen", "--out", out_arg, "--games", "1", "--tree-rate", "0.5"]);
     assert!(err.contains("--tree-out"), "{err}");
+    let label = ["datagen", "--out", out_arg, "--games", "1", "--label-engine", "/no/such/label"];
+    let err = fail(&label);
+    assert!(err.contains("--label-depth"), "{err}");
+    let err = fail(&[&label[..], &["--label-depth", "4"]].concat());
+    assert!(err.contains("/no/such/label"), "{err}");
+    let err = fail(&[&label[..], &["--label-depth", "4", "--engine", "/no/such/engine"]].concat());
+    assert!(err.contains("--engine"), "{err}");
     assert!(!out.exists(), "a refused run created its output");
 }
 

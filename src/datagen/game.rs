@@ -365,7 +365,7 @@ pub fn play_game(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::datagen::player::Choice;
+    use crate::datagen::player::{Choice, Labelled};
 
     /// A player that plays the first legal move, scoring each position with `score`
     /// (White's view, by the number of moves played so far), and expects the last legal
@@ -464,6 +464,38 @@ mod tests {
         let line = p.tree[0].to_line(0.5);
         assert!(line.ends_with(&format!(" | {} | 0.5", p.tree[0].score)), "{line}");
         assert!(crate::train::data::parse_line(&line).is_ok(), "{line}");
+    }
+
+    /// Scores as the `Scripted` player it wraps, but chooses the last legal move.
+    struct Contrary(Scripted);
+
+    impl Player for Contrary {
+        fn new_game(&mut self) -> Result<()> {
+            Ok(())
+        }
+        fn choose(&mut self, start: &Chess, moves: &[Move], pos: &Chess) -> Result<Choice> {
+            let choice = self.0.choose(start, moves, pos)?;
+            let last = *pos.legal_moves().last().expect("a legal move");
+            Ok(Choice { mv: last, pv: vec![last], ..choice })
+        }
+    }
+
+    #[test]
+    fn a_labelled_game_is_the_movers_with_the_labellers_scores() {
+        let rules = Rules { max_plies: 20, ..Rules::default() };
+        let alone = play(|n| Score::Cp(n as i32), &rules).unwrap();
+        let mover = Scripted { score: |n| Score::Cp(n as i32), follow: false };
+        let labeller = Contrary(Scripted { score: |n| Score::Cp(3 * n as i32), follow: false });
+        let mut both = Labelled::new(Box::new(mover), Box::new(labeller));
+        let openings = Openings::Start;
+        let p = play_game(&mut both, &openings, 8, &rules, 7, 0, 0.0, &|| false).unwrap().unwrap();
+        assert_eq!(p.game.start, alone.game.start);
+        let moves = |p: &Played| p.game.plies.iter().map(|ply| ply.mv).collect::<Vec<_>>();
+        assert_eq!(moves(&p), moves(&alone));
+        assert_eq!(p.game.plies.len(), 20);
+        for (i, ply) in p.game.plies.iter().enumerate() {
+            assert_eq!(ply.score, Some(3 * i as i32), "ply {i}");
+        }
     }
 
     #[test]

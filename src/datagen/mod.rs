@@ -12,7 +12,8 @@
 //! `--draw-plies` plies.
 //!
 //! The player is Nue's own search (a soft node limit or a depth per move) or any UCI
-//! engine (`--engine`), which both plays and labels. Every worker thread has its own
+//! engine (`--engine`), which both plays and labels; or Nue's search plays and a UCI
+//! engine (`--label-engine`, at `--label-depth`) scores every position it reaches. Every worker thread has its own
 //! player; one writer appends finished games to the file, one gzip member each, so a
 //! killed run loses only its games in progress. Game `i` draws its randomness from the
 //! seed and `i` alone, so a one-thread run reproduces exactly, and a run appending to a
@@ -62,7 +63,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 pub use self::{
     game::{play_game, Ending, Openings, Played, Rules, TreePosition},
-    player::{Choice, NuePlayer, Player, Score, UciPlayer, DEFAULT_NODES},
+    player::{Choice, Labelled, NuePlayer, Player, Score, UciPlayer, DEFAULT_NODES},
     tally::Tally,
 };
 use crate::{
@@ -103,6 +104,18 @@ pub struct DatagenArgs {
     /// sent first.
     #[arg(long = "engine-option", value_name = "NAME=VALUE")]
     pub engine_options: Vec<String>,
+    /// A UCI engine that scores every position instead of the player, which still
+    /// chooses the moves: Nue's search plays, this engine labels (the recorded scores,
+    /// the adjudication and the opening bound are its own).
+    #[arg(long, conflicts_with = "engine", requires = "label_depth")]
+    pub label_engine: Option<PathBuf>,
+    /// The depth of `--label-engine`'s search of each position.
+    #[arg(long, requires = "label_engine")]
+    pub label_depth: Option<u32>,
+    /// An option for `--label-engine`, `NAME=VALUE` (repeatable); Threads=1 and Hash=16
+    /// are sent first.
+    #[arg(long = "label-option", value_name = "NAME=VALUE", requires = "label_engine")]
+    pub label_options: Vec<String>,
     /// Hash table of Nue's search, MiB per worker.
     #[arg(long, default_value_t = 16)]
     pub hash: usize,
@@ -201,7 +214,7 @@ pub fn run(args: &DatagenArgs) -> Result<Summary> {
     };
     let nodes = args.nodes.unwrap_or(DEFAULT_NODES);
     let make_player = || -> Result<Box<dyn Player>> {
-        Ok(match &args.engine {
+        let player: Box<dyn Player> = match &args.engine {
             Some(path) => {
                 let go = match args.depth {
                     Some(d) => format!("go depth {d}"),
@@ -210,6 +223,14 @@ pub fn run(args: &DatagenArgs) -> Result<Summary> {
                 Box::new(UciPlayer::start(path, &args.engine_options, go)?)
             }
             None => Box::new(NuePlayer::new(args.hash, nodes, args.depth)?),
+        };
+        Ok(match (&args.label_engine, args.label_depth) {
+            (Some(path), Some(depth)) => {
+                let go = format!("go depth {depth}");
+                let labeller = UciPlayer::start(path, &args.label_options, go)?;
+                Box::new(Labelled::new(player, Box::new(labeller)))
+            }
+            _ => player,
         })
     };
     // Check the player before anything is written.

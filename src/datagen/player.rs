@@ -1,5 +1,6 @@
 //! The players of `nue datagen`: Nue's own search, or any UCI engine in a child process,
-//! each choosing a move by a search and giving its score and principal variation.
+//! each choosing a move by a search and giving its score and principal variation; or a
+//! pair of them, one choosing the moves and the other scoring the positions.
 
 use std::{
     io::{BufRead, BufReader, BufWriter, Write},
@@ -99,6 +100,34 @@ impl Player for NuePlayer {
             pv = vec![mv];
         }
         Ok(Choice { mv, score, pv })
+    }
+}
+
+/// Two players as one: `mover` chooses every move (and its principal variation), and
+/// `labeller` searches the same position for the score that is recorded and adjudicated.
+/// The games are the mover's, the labels the labeller's: Nue's search can play, so that
+/// the positions are those its own games reach, and a stronger engine can score them.
+pub struct Labelled {
+    mover: Box<dyn Player>,
+    labeller: Box<dyn Player>,
+}
+
+impl Labelled {
+    pub fn new(mover: Box<dyn Player>, labeller: Box<dyn Player>) -> Labelled {
+        Labelled { mover, labeller }
+    }
+}
+
+impl Player for Labelled {
+    fn new_game(&mut self) -> Result<()> {
+        self.mover.new_game()?;
+        self.labeller.new_game()
+    }
+
+    fn choose(&mut self, start: &Chess, moves: &[Move], pos: &Chess) -> Result<Choice> {
+        let played = self.mover.choose(start, moves, pos)?;
+        let label = self.labeller.choose(start, moves, pos)?;
+        Ok(Choice { score: label.score, ..played })
     }
 }
 
