@@ -1,7 +1,7 @@
 //! `nue datagen` end to end, through the binary: the chains it writes replay legally,
 //! their scores and results follow the adjudication rules, a seed reproduces a one-thread
-//! run, another UCI engine can play instead of Nue or label Nue's games, Ctrl-C stops a run cleanly, and the
-//! data trains a net.
+//! run, another UCI engine can play instead of Nue or label Nue's games, Ctrl-C stops a
+//! run cleanly, and the data trains a net.
 
 mod common;
 

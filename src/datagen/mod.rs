@@ -13,11 +13,11 @@
 //!
 //! The player is Nue's own search (a soft node limit or a depth per move) or any UCI
 //! engine (`--engine`), which both plays and labels; or Nue's search plays and a UCI
-//! engine (`--label-engine`, at `--label-depth`) scores every position it reaches. Every worker thread has its own
-//! player; one writer appends finished games to the file, one gzip member each, so a
-//! killed run loses only its games in progress. Game `i` draws its randomness from the
-//! seed and `i` alone, so a one-thread run reproduces exactly, and a run appending to a
-//! file continues the numbering where the file ends.
+//! engine (`--label-engine`, at `--label-depth`) scores every position it reaches. Every
+//! worker thread has its own player; one writer appends finished games to the file, one
+//! gzip member each, so a killed run loses only its games in progress. Game `i` draws its
+//! randomness from the seed and `i` alone, so a one-thread run reproduces exactly, and a
+//! run appending to a file continues the numbering where the file ends.
 //!
 //! With `--tree-out`, a run also writes positions from inside the searches' trees, the
 //! kind of data that tests with nodchip's Stockfish NNUE trainer found worth +26 ± 18 Elo
