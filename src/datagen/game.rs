@@ -214,15 +214,16 @@ fn tree_candidate(
     (!p.is_check() && !over && !p.legal_moves().is_empty()).then_some((line, p))
 }
 
-/// Searches a tree candidate `pos`, reached from `start` by `line`, and keeps it when it is
-/// quiet: its best move neither a capture nor a promotion, and no mate score.
+/// Scores a tree candidate `pos`, reached from `start` by `line` (`Player::score`: the
+/// labeller's search alone when there is one), and keeps it when it is quiet: the best move
+/// of that search neither a capture nor a promotion, and no mate score.
 fn label(
     player: &mut dyn Player,
     start: &Chess,
     line: &[Move],
     pos: Chess,
 ) -> Result<Option<TreePosition>> {
-    let choice = player.choose(start, line, &pos)?;
+    let choice = player.score(start, line, &pos)?;
     Ok(match choice.score {
         Score::Cp(cp) if !choice.mv.is_capture() && !choice.mv.is_promotion() => {
             let score = if pos.turn() == Color::White { cp } else { -cp };
@@ -495,6 +496,41 @@ mod tests {
         assert_eq!(p.game.plies.len(), 20);
         for (i, ply) in p.game.plies.iter().enumerate() {
             assert_eq!(ply.score, Some(3 * i as i32), "ply {i}");
+        }
+    }
+
+    /// Counts the searches of the player it wraps.
+    struct Counted(Box<dyn Player>, std::rc::Rc<std::cell::Cell<usize>>);
+
+    impl Player for Counted {
+        fn new_game(&mut self) -> Result<()> {
+            self.0.new_game()
+        }
+        fn choose(&mut self, start: &Chess, moves: &[Move], pos: &Chess) -> Result<Choice> {
+            self.1.set(self.1.get() + 1);
+            self.0.choose(start, moves, pos)
+        }
+    }
+
+    #[test]
+    fn a_labelled_games_tree_positions_are_searched_by_the_labeller_alone() {
+        use std::{cell::Cell, rc::Rc};
+        let rules = Rules { max_plies: 20, ..Rules::default() };
+        let (moved, labelled) = (Rc::new(Cell::new(0)), Rc::new(Cell::new(0)));
+        let mover = Scripted { score: |n| Score::Cp(n as i32), follow: false };
+        let labeller = Scripted { score: |n| Score::Cp(3 * n as i32 + 1), follow: false };
+        let mut both = Labelled::new(
+            Box::new(Counted(Box::new(mover), moved.clone())),
+            Box::new(Counted(Box::new(labeller), labelled.clone())),
+        );
+        let p = play_game(&mut both, &Openings::Start, 8, &rules, 7, 0, 1.0, &|| false);
+        let p = p.unwrap().unwrap();
+        assert!(p.tree_searches >= 5, "{} tree searches", p.tree_searches);
+        assert!(!p.tree.is_empty());
+        // The mover searched the game's positions only; the labeller those and the tree's.
+        assert_eq!(labelled.get(), moved.get() + p.tree_searches);
+        for t in &p.tree {
+            assert_eq!(t.score.rem_euclid(3), 1, "a tree score {} not the labeller's", t.score);
         }
     }
 

@@ -24,8 +24,9 @@
 //! over principal-variation positions at 100 M positions: for each searched move (or a
 //! `--tree-rate` share of them) a position two or more plies down its principal variation.
 //! Once the game is over, those it did not reach itself are searched by the same player at
-//! the same depth or nodes and kept when quiet (not in check, the best move neither a
-//! capture nor a promotion, no mate score); the games are those of a run without them.
+//! the same depth or nodes (with `--label-engine`, by the labelling engine alone) and kept
+//! when quiet (not in check, the best move neither a capture nor a promotion, no mate
+//! score); the games are those of a run without them.
 //! They go to their own file, one `<fen> | <score> | <result>` line each (the layout `nue
 //! train` reads besides chains), with the game's result, written when the game is.
 //!

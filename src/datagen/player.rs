@@ -51,6 +51,12 @@ pub trait Player {
     fn new_game(&mut self) -> Result<()>;
     /// Chooses a move in `pos`, reached from `start` by `moves`.
     fn choose(&mut self, start: &Chess, moves: &[Move], pos: &Chess) -> Result<Choice>;
+    /// Scores `pos` where no move will be played (a position from inside a search's tree):
+    /// the score, and the best move that decides whether the position is quiet. A player
+    /// that only labels need not search as if it were to move.
+    fn score(&mut self, start: &Chess, moves: &[Move], pos: &Chess) -> Result<Choice> {
+        self.choose(start, moves, pos)
+    }
 }
 
 /// Nue's own search.
@@ -128,6 +134,11 @@ impl Player for Labelled {
         let played = self.mover.choose(start, moves, pos)?;
         let label = self.labeller.choose(start, moves, pos)?;
         Ok(Choice { score: label.score, ..played })
+    }
+
+    /// The labeller's search alone: its score, and its best move for the quiet test.
+    fn score(&mut self, start: &Chess, moves: &[Move], pos: &Chess) -> Result<Choice> {
+        self.labeller.choose(start, moves, pos)
     }
 }
 
