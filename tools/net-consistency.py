@@ -3,7 +3,7 @@
 "Measures against play", for any set of nets, measured the same way each time.
 
     tools/net-consistency.py --nets NAME=NET... [--data FILE] [--count N] [--depth D]
-                             [--nue NUE]
+                             [--siblings D] [--nue NUE]
 
 The positions: every 997th line of a `fen | score | result` data file (default
 `../shared/data/sf15-d7-part2.txt.gz`), shuffled with seed 7, keeping those not in check,
@@ -19,6 +19,13 @@ Each net (`NAME=PATH`; `default` is the embedded net) evaluates every position w
 - quiet change: where the search's best move is quiet (no capture, promotion or check), the
   mean change of the evaluation over that move, from the mover's side, in internal units
   (negative: the net favours the side to move; half of it is its side-to-move bias).
+
+With `--siblings D`, two more figures on how the net orders a position's quiet moves
+(no capture, promotion or check; positions with 3 or more of them): a MultiPV search to
+depth D over those moves only, against the order of the net's static evaluations of the
+positions after them (from the mover's side):
+- sibling rank: the mean rank correlation (Spearman) of the two orders;
+- sibling top: how often the statically best move is the searched best.
 
 Needs python-chess (`.ci/run` installs it in `target/ci-venv`).
 """
@@ -109,21 +116,76 @@ def measure(nue, net, fens, depth):
     return gap, slope, tree, change
 
 
+def ranks(values):
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    out = [0] * len(values)
+    for rank, i in enumerate(order):
+        out[i] = rank
+    return out
+
+
+def correlation(a, b):
+    ma, mb = statistics.fmean(a), statistics.fmean(b)
+    cov = sum((x - ma) * (y - mb) for x, y in zip(a, b))
+    norm = math.sqrt(sum((x - ma) ** 2 for x in a) * sum((y - mb) ** 2 for y in b))
+    return cov / norm if norm else 0.0
+
+
+def siblings(nue, net, fens, depth):
+    rhos, tops = [], []
+    with chess.engine.SimpleEngine.popen_uci(nue) as engine:
+        options = {"Hash": 16, "Threads": 1}
+        if net != "default":
+            options["EvalFile"] = net
+        engine.configure(options)
+        for fen in fens:
+            board = chess.Board(fen)
+            moves = [
+                m
+                for m in board.legal_moves
+                if not (board.is_capture(m) or m.promotion or board.gives_check(m))
+            ]
+            if len(moves) < 3:
+                continue
+            infos = engine.analyse(
+                board, chess.engine.Limit(depth=depth), multipv=len(moves), root_moves=moves, game=object()
+            )
+            searched = {i["pv"][0]: i["score"].relative.score(mate_score=30000) for i in infos if "pv" in i}
+            children = []
+            for m in moves:
+                board.push(m)
+                children.append(board.fen())
+                board.pop()
+            side = 1 if board.turn == chess.WHITE else -1
+            static = [side * e for e in evals(nue, net, children)]
+            search = [searched.get(m, -10**6) for m in moves]
+            rhos.append(correlation(ranks(static), ranks(search)))
+            best = max(range(len(moves)), key=lambda i: static[i])
+            tops.append(search[best] == max(search))
+    return statistics.fmean(rhos), statistics.fmean(tops)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--nets", nargs="+", required=True, metavar="NAME=NET")
     ap.add_argument("--data", default="../shared/data/sf15-d7-part2.txt.gz")
     ap.add_argument("--count", type=int, default=400)
     ap.add_argument("--depth", type=int, default=12)
+    ap.add_argument("--siblings", type=int, metavar="D", help="also measure the order of quiet siblings at depth D")
     ap.add_argument("--nue", default="target/release/nue")
     args = ap.parse_args()
     fens = positions(args.data, args.count)
     print(f"{len(fens)} positions, depth {args.depth}")
-    print(f"{'net':>16}  {'gap ‰':>7}  {'slope':>6}  {'nodes':>8}  {'quiet change':>12}")
+    head = f"{'net':>16}  {'gap ‰':>7}  {'slope':>6}  {'nodes':>8}  {'quiet change':>12}"
+    print(head + ("  sibling rank  sibling top" if args.siblings else ""))
     for spec in args.nets:
         name, net = spec.split("=", 1) if "=" in spec else (spec, spec)
         gap, slope, tree, change = measure(args.nue, net, fens, args.depth)
-        print(f"{name:>16}  {gap:7.1f}  {slope:6.3f}  {tree:8.0f}  {change:12.1f}")
+        line = f"{name:>16}  {gap:7.1f}  {slope:6.3f}  {tree:8.0f}  {change:12.1f}"
+        if args.siblings:
+            rho, top = siblings(args.nue, net, fens, args.siblings)
+            line += f"  {rho:12.4f}  {top:11.3f}"
+        print(line, flush=True)
 
 
 if __name__ == "__main__":
