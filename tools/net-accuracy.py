@@ -21,10 +21,11 @@ import argparse
 import gzip
 import math
 import random
-import subprocess
 
 import chess
 import chess.engine
+
+from nue_nets import correlation, nue_evals, ranks
 
 SCALE = 464.3
 
@@ -46,39 +47,6 @@ def perturbed(fen, plies, rng):
     if board.is_check() or board.is_game_over():
         return None
     return board.fen()
-
-
-def nue_evals(nue, net, fens):
-    """White's-view internal units of each position, by `nue`'s UCI `eval`."""
-    lines = [f"setoption name EvalFile value {net}"]
-    for fen in fens:
-        lines += [f"position fen {fen}", "eval"]
-    out = subprocess.run(
-        [nue], input="\n".join(lines + ["quit"]) + "\n", capture_output=True, text=True, check=True
-    ).stdout
-    values = [
-        int(line.split("(")[1].split(";")[1].split()[0])
-        for line in out.splitlines()
-        if "NNUE evaluation" in line
-    ]
-    if len(values) != len(fens):
-        raise SystemExit(f"{net}: {len(values)} evaluations for {len(fens)} positions:\n{out[-500:]}")
-    return values
-
-
-def ranks(values):
-    order = sorted(range(len(values)), key=lambda i: values[i])
-    out = [0] * len(values)
-    for rank, i in enumerate(order):
-        out[i] = rank
-    return out
-
-
-def correlation(a, b):
-    n = len(a)
-    ma, mb = sum(a) / n, sum(b) / n
-    cov = sum((x - ma) * (y - mb) for x, y in zip(a, b))
-    return cov / math.sqrt(sum((x - ma) ** 2 for x in a) * sum((y - mb) ** 2 for y in b))
 
 
 def sigmoid(x):

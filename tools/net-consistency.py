@@ -35,10 +35,11 @@ import gzip
 import math
 import random
 import statistics
-import subprocess
 
 import chess
 import chess.engine
+
+from nue_nets import correlation, nue_evals, open_nue, ranks
 
 PAWN = 208  # internal units per pawn, as `eval` prints them
 
@@ -61,36 +62,14 @@ def positions(path, count):
     return out
 
 
-def evals(nue, net, fens):
-    """White's-view internal units of each position, by `nue`'s UCI `eval`."""
-    lines = [] if net == "default" else [f"setoption name EvalFile value {net}"]
-    for fen in fens:
-        lines += [f"position fen {fen}", "eval"]
-    out = subprocess.run(
-        [nue], input="\n".join(lines + ["quit"]) + "\n", capture_output=True, text=True, check=True
-    ).stdout
-    values = [
-        int(line.split("(")[1].split(";")[1].split()[0])
-        for line in out.splitlines()
-        if "NNUE evaluation" in line
-    ]
-    if len(values) != len(fens):
-        raise SystemExit(f"{net}: {len(values)} evaluations for {len(fens)} positions:\n{out[-500:]}")
-    return values
-
-
 def expected(cp):
     return 1 / (1 + 10 ** (-max(-4000, min(4000, cp)) / 400))
 
 
 def measure(nue, net, fens, depth):
-    static = evals(nue, net, fens)
+    static = nue_evals(nue, net, fens)
     scores, nodes, children = [], [], []
-    with chess.engine.SimpleEngine.popen_uci(nue) as engine:
-        options = {"Hash": 16, "Threads": 1}
-        if net != "default":
-            options["EvalFile"] = net
-        engine.configure(options)
+    with open_nue(nue, net) as engine:
         for i, fen in enumerate(fens):
             board = chess.Board(fen)
             info = engine.analyse(board, chess.engine.Limit(depth=depth), game=object())
@@ -99,45 +78,24 @@ def measure(nue, net, fens, depth):
             nodes.append(info.get("nodes", 1))
             move = info["pv"][0]
             if not (board.is_capture(move) or move.promotion or board.gives_check(move)):
+                side = 1 if board.turn == chess.WHITE else -1
                 board.push(move)
-                children.append((i, board.fen()))
-    after = evals(nue, net, [fen for _, fen in children]) if children else []
+                children.append((i, side, board.fen()))
+    after = nue_evals(nue, net, [fen for _, _, fen in children]) if children else []
     pairs = [(e * 100 / PAWN, s) for e, s in zip(static, scores) if s is not None]
     gap = statistics.fmean(abs(expected(e) - expected(s)) for e, s in pairs) * 1000
     me = statistics.fmean(e for e, _ in pairs)
     ms = statistics.fmean(s for _, s in pairs)
     slope = sum((e - me) * (s - ms) for e, s in pairs) / sum((e - me) ** 2 for e, _ in pairs)
     tree = math.exp(statistics.fmean(math.log(max(n, 1)) for n in nodes))
-    # White's view before and after; the mover is the side to move before.
-    change = statistics.fmean(
-        (a - static[i]) * (1 if chess.Board(fens[i]).turn == chess.WHITE else -1)
-        for (i, _), a in zip(children, after)
-    )
+    # White's view before and after, turned to the mover's.
+    change = statistics.fmean((a - static[i]) * side for (i, side, _), a in zip(children, after))
     return gap, slope, tree, change
-
-
-def ranks(values):
-    order = sorted(range(len(values)), key=lambda i: values[i])
-    out = [0] * len(values)
-    for rank, i in enumerate(order):
-        out[i] = rank
-    return out
-
-
-def correlation(a, b):
-    ma, mb = statistics.fmean(a), statistics.fmean(b)
-    cov = sum((x - ma) * (y - mb) for x, y in zip(a, b))
-    norm = math.sqrt(sum((x - ma) ** 2 for x in a) * sum((y - mb) ** 2 for y in b))
-    return cov / norm if norm else 0.0
 
 
 def siblings(nue, net, fens, depth):
     rhos, tops = [], []
-    with chess.engine.SimpleEngine.popen_uci(nue) as engine:
-        options = {"Hash": 16, "Threads": 1}
-        if net != "default":
-            options["EvalFile"] = net
-        engine.configure(options)
+    with open_nue(nue, net) as engine:
         for fen in fens:
             board = chess.Board(fen)
             moves = [
@@ -157,7 +115,7 @@ def siblings(nue, net, fens, depth):
                 children.append(board.fen())
                 board.pop()
             side = 1 if board.turn == chess.WHITE else -1
-            static = [side * e for e in evals(nue, net, children)]
+            static = [side * e for e in nue_evals(nue, net, children)]
             search = [searched.get(m, -10**6) for m in moves]
             rhos.append(correlation(ranks(static), ranks(search)))
             best = max(range(len(moves)), key=lambda i: static[i])

@@ -32,6 +32,8 @@ import statistics
 import chess
 import chess.engine
 
+from nue_nets import open_nue
+
 
 def read_positions(path, count):
     fens = []
@@ -56,11 +58,7 @@ def cached(path, compute):
 
 
 def net_moves(nue, net, fens, nodes):
-    with chess.engine.SimpleEngine.popen_uci(nue) as engine:
-        options = {"Hash": 16, "Threads": 1}
-        if net != "default":
-            options["EvalFile"] = os.path.abspath(net)
-        engine.configure(options)
+    with open_nue(nue, net) as engine:
         moves = []
         for i, fen in enumerate(fens):
             result = engine.play(chess.Board(fen), chess.engine.Limit(nodes=nodes), game=i)
