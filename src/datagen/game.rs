@@ -15,10 +15,19 @@ use crate::{
 
 /// Openings tried for one game before giving up on the settings.
 const MAX_OPENING_TRIES: usize = 1000;
+/// Sets the generator of a game's MultiPV picks apart from its opening's ("SPREAD").
+const SPREAD_SALT: u64 = 0x5350_5245_4144;
 
-/// Thresholds that end a game early.
+/// How a game's first moves spread, and the thresholds that end a game early.
 #[derive(Clone, Copy, Debug)]
 pub struct Rules {
+    /// The game's first plies played at random among the near-best moves of a MultiPV
+    /// search (`--multipv-plies`)...
+    pub multipv_plies: usize,
+    /// ...of this many lines...
+    pub multipv_lines: usize,
+    /// ...those within this many centipawns of the best.
+    pub multipv_margin: i32,
     /// First searched score beyond which an opening is discarded, centipawns.
     pub opening_bound: i32,
     /// Win adjudication: |score| at least this...
@@ -38,6 +47,9 @@ pub struct Rules {
 impl Default for Rules {
     fn default() -> Self {
         Rules {
+            multipv_plies: 0,
+            multipv_lines: 4,
+            multipv_margin: 50,
             opening_bound: 400,
             win_bound: 1000,
             win_plies: 6,
@@ -233,6 +245,19 @@ fn label(
     })
 }
 
+/// One of `lines` (best first) at random among those within `margin` centipawns of the
+/// best: the best alone when its score is a mate; a line scored as a mate is never
+/// near.
+fn near_best(lines: &[Choice], margin: i32, rng: &mut Rng) -> usize {
+    let Some(Score::Cp(best)) = lines.first().map(|c| c.score) else {
+        return 0;
+    };
+    let near: Vec<usize> = (0..lines.len())
+        .filter(|&i| matches!(lines[i].score, Score::Cp(cp) if cp >= best - margin))
+        .collect();
+    near.get(rng.below(near.len().max(1))).copied().unwrap_or(0)
+}
+
 /// The game ply of a position, counted from the initial position.
 fn game_ply(pos: &Chess) -> usize {
     (pos.fullmoves().get() as usize - 1) * 2 + usize::from(pos.turn() == Color::Black)
@@ -265,6 +290,9 @@ pub fn play_game(
         return Ok(None);
     };
 
+    // The spread's picks draw from a generator of their own, so that they do not depend on
+    // the tree samples, nor these on them.
+    let mut spread_rng = game_rng(seed ^ SPREAD_SALT, index);
     let mut pos = start.clone();
     let mut moves: Vec<Move> = Vec::new();
     let mut plies: Vec<Ply> = Vec::new();
@@ -306,6 +334,20 @@ pub fn play_game(
                 }
                 player.choose(&start, &moves, &pos)?
             }
+        };
+        // A spread ply: the move from a MultiPV search, the score (the label) from the
+        // plain one.
+        let choice = if plies.len() < rules.multipv_plies {
+            if abandon() {
+                return Ok(None);
+            }
+            let mut pick =
+                |lines: &[Choice]| near_best(lines, rules.multipv_margin, &mut spread_rng);
+            let played =
+                player.choose_among(&start, &moves, &pos, rules.multipv_lines, &mut pick)?;
+            Choice { score: choice.score, ..played }
+        } else {
+            choice
         };
         let white = |v: i32| if pos.turn() == Color::White { v } else { -v };
         let score = match choice.score {
@@ -465,6 +507,70 @@ mod tests {
         let line = p.tree[0].to_line(0.5);
         assert!(line.ends_with(&format!(" | {} | 0.5", p.tree[0].score)), "{line}");
         assert!(crate::train::data::parse_line(&line).is_ok(), "{line}");
+    }
+
+    /// Offers the first three legal moves as MultiPV lines scored 0, −40 and −60 cp (the
+    /// side to move's view), and plays the first legal move, scored 0, when asked for one.
+    struct Lines;
+
+    impl Player for Lines {
+        fn new_game(&mut self) -> Result<()> {
+            Ok(())
+        }
+        fn choose(&mut self, _: &Chess, _: &[Move], pos: &Chess) -> Result<Choice> {
+            let mv = pos.legal_moves()[0];
+            Ok(Choice { mv, score: Score::Cp(0), pv: vec![mv] })
+        }
+        fn choose_among(
+            &mut self,
+            _: &Chess,
+            _: &[Move],
+            pos: &Chess,
+            lines: usize,
+            pick: &mut dyn FnMut(&[Choice]) -> usize,
+        ) -> Result<Choice> {
+            let offered: Vec<Choice> = pos.legal_moves()[..lines.min(3)]
+                .iter()
+                .zip([0, -40, -60])
+                .map(|(&mv, cp)| Choice { mv, score: Score::Cp(cp), pv: vec![mv] })
+                .collect();
+            let i = pick(&offered);
+            Ok(offered[i].clone())
+        }
+    }
+
+    #[test]
+    fn spread_plies_play_near_best_moves_and_record_the_plain_searchs_score() {
+        let rules =
+            Rules { multipv_plies: 6, multipv_margin: 50, max_plies: 12, ..Rules::default() };
+        let mut seen = [0usize; 3];
+        for index in 0..40 {
+            let openings = Openings::Start;
+            let p = play_game(&mut Lines, &openings, 8, &rules, 7, index, 0.0, &|| false)
+                .unwrap()
+                .expect("not abandoned");
+            for (i, (pos, ply)) in p.game.positions().enumerate() {
+                let rank = pos.legal_moves().iter().position(|&m| m == ply.mv).unwrap();
+                if i < 6 {
+                    assert!(
+                        rank < 2,
+                        "ply {i} played line {} of 3 (−60 is beyond the margin)",
+                        rank + 1
+                    );
+                    seen[rank] += 1;
+                } else {
+                    assert_eq!(rank, 0, "ply {i} is past the spread");
+                }
+                assert_eq!(ply.score, Some(0), "the plain search's score, not the line's");
+            }
+        }
+        assert!(seen[0] > 40 && seen[1] > 40, "both near-best lines are played: {seen:?}");
+        // The best alone when the margin admits nothing else.
+        let narrow = Rules { multipv_margin: 39, ..rules };
+        let p = play_game(&mut Lines, &Openings::Start, 8, &narrow, 7, 0, 0.0, &|| false)
+            .unwrap()
+            .expect("not abandoned");
+        assert!(p.game.positions().all(|(pos, ply)| pos.legal_moves()[0] == ply.mv));
     }
 
     /// Scores as the `Scripted` player it wraps, but chooses the last legal move.

@@ -128,6 +128,18 @@ pub struct DatagenArgs {
     /// without a book, 0 with one.
     #[arg(long)]
     pub random_plies: Option<usize>,
+    /// Play the game's first plies at random among the near-best moves of a MultiPV search
+    /// (`--multipv` lines, within `--multipv-margin` of the best) instead of the best: more
+    /// varied openings at the cost of one more search each, since the score recorded is
+    /// still that of the usual search of the position.
+    #[arg(long, default_value_t = 0)]
+    pub multipv_plies: usize,
+    /// The lines of those searches.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub multipv: u16,
+    /// How far below the best a line may score and still be played, centipawns.
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(i32).range(0..))]
+    pub multipv_margin: i32,
     /// Discard an opening whose first search scores beyond this, centipawns.
     #[arg(long, default_value_t = DEFAULT_OPENING_BOUND)]
     pub opening_bound: i32,
@@ -205,6 +217,9 @@ pub fn run(args: &DatagenArgs) -> Result<Summary> {
     };
     let random_plies = random_plies(args.random_plies, args.book.is_some());
     let rules = Rules {
+        multipv_plies: args.multipv_plies,
+        multipv_lines: usize::from(args.multipv),
+        multipv_margin: args.multipv_margin,
         opening_bound: args.opening_bound,
         win_bound: args.win_bound,
         win_plies: args.win_plies,

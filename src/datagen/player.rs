@@ -57,6 +57,29 @@ pub trait Player {
     fn score(&mut self, start: &Chess, moves: &[Move], pos: &Chess) -> Result<Choice> {
         self.choose(start, moves, pos)
     }
+    /// Searches `pos` for its best `lines` moves (MultiPV) and returns the one `pick`
+    /// names: an index into those lines, best first, each a [`Choice`] with its own score.
+    /// A player without MultiPV returns its best move. The scores of a MultiPV search are
+    /// no position's label: Stockfish 15.1 at depth 4, in a game, has scored a position
+    /// 354 cp in MultiPV that a fresh search scores −3.
+    fn choose_among(
+        &mut self,
+        start: &Chess,
+        moves: &[Move],
+        pos: &Chess,
+        lines: usize,
+        pick: &mut dyn FnMut(&[Choice]) -> usize,
+    ) -> Result<Choice> {
+        let _ = (lines, pick);
+        self.choose(start, moves, pos)
+    }
+}
+
+/// The line `pick` names among `lines` (best first).
+fn picked(mut lines: Vec<Choice>, pick: &mut dyn FnMut(&[Choice]) -> usize) -> Result<Choice> {
+    ensure!(!lines.is_empty(), "the search gave no line");
+    let i = pick(&lines).min(lines.len() - 1);
+    Ok(lines.swap_remove(i))
 }
 
 /// Nue's own search.
@@ -107,6 +130,48 @@ impl Player for NuePlayer {
         }
         Ok(Choice { mv, score, pv })
     }
+
+    fn choose_among(
+        &mut self,
+        start: &Chess,
+        moves: &[Move],
+        _pos: &Chess,
+        lines: usize,
+        pick: &mut dyn FnMut(&[Choice]) -> usize,
+    ) -> Result<Choice> {
+        self.engine.set_position(start.clone(), moves);
+        self.engine.settings.multipv = lines.max(1);
+        // The last exact line of each index: an iteration cut by the node limit leaves the
+        // lines it did not reach from the one before.
+        let mut found: Vec<Option<Choice>> = vec![None; lines.max(1)];
+        let mut report = |r: &Report| {
+            if r.bound == Bound::Exact && !r.pv.is_empty() {
+                if let Some(slot) = found.get_mut(r.multipv - 1) {
+                    let score = if is_mate(r.score) {
+                        Score::Mate(r.score.signum())
+                    } else {
+                        Score::Cp(internal_to_cp(r.score))
+                    };
+                    *slot = Some(Choice { mv: r.pv[0], score, pv: r.pv.clone() });
+                }
+            }
+        };
+        let outcome = self.engine.go(&self.limits, &Control::default(), &mut report);
+        self.engine.settings.multipv = 1;
+        let best = outcome.best.context("the search found no move")?;
+        let mut found: Vec<Choice> = found.into_iter().flatten().collect();
+        // The move the search settled on leads, whatever its last iteration reported.
+        match found.iter().position(|c| c.mv == best) {
+            Some(i) => found[..=i].rotate_right(1),
+            None => found.insert(0, Choice { mv: best, score: Score::Cp(0), pv: vec![best] }),
+        }
+        found[0].score = if is_mate(outcome.score) {
+            Score::Mate(outcome.score.signum())
+        } else {
+            Score::Cp(internal_to_cp(outcome.score))
+        };
+        picked(found, pick)
+    }
 }
 
 /// Two players as one: `mover` chooses every move (and its principal variation), and
@@ -139,6 +204,18 @@ impl Player for Labelled {
     /// The labeller's search alone: its score, and its best move for the quiet test.
     fn score(&mut self, start: &Chess, moves: &[Move], pos: &Chess) -> Result<Choice> {
         self.labeller.choose(start, moves, pos)
+    }
+
+    /// The mover's lines.
+    fn choose_among(
+        &mut self,
+        start: &Chess,
+        moves: &[Move],
+        pos: &Chess,
+        lines: usize,
+        pick: &mut dyn FnMut(&[Choice]) -> usize,
+    ) -> Result<Choice> {
+        self.mover.choose_among(start, moves, pos, lines, pick)
     }
 }
 
@@ -231,6 +308,35 @@ impl Player for UciPlayer {
     }
 
     fn choose(&mut self, start: &Chess, moves: &[Move], pos: &Chess) -> Result<Choice> {
+        let mut lines = self.search(start, moves, pos, 1)?;
+        Ok(lines.swap_remove(0))
+    }
+
+    fn choose_among(
+        &mut self,
+        start: &Chess,
+        moves: &[Move],
+        pos: &Chess,
+        lines: usize,
+        pick: &mut dyn FnMut(&[Choice]) -> usize,
+    ) -> Result<Choice> {
+        let lines = self.search(start, moves, pos, lines.max(1))?;
+        picked(lines, pick)
+    }
+}
+
+impl UciPlayer {
+    /// Sends the game and `go` with `MultiPV` at `lines` (set back to 1 after), and reads
+    /// the search's lines, best first: for each index, the last exact score and its
+    /// principal variation. The first is the engine's `bestmove`, with the first line's
+    /// score (its own line when the engine gave one).
+    fn search(
+        &mut self,
+        start: &Chess,
+        moves: &[Move],
+        pos: &Chess,
+        lines: usize,
+    ) -> Result<Vec<Choice>> {
         let (base, recent) = since_last_irreversible(start, moves, pos);
         let mut command =
             format!("position fen {}", Fen::from_position(&base, EnPassantMode::Legal));
@@ -241,41 +347,57 @@ impl Player for UciPlayer {
                 command.push_str(&m.to_uci(CastlingMode::Standard).to_string());
             }
         }
+        if lines > 1 {
+            self.send(&format!("setoption name MultiPV value {lines}"))?;
+        }
         self.send(&command)?;
         let go = self.go.clone();
         self.send(&go)?;
-        let mut score = None;
-        let mut pv_text = String::new();
+        let mut found: Vec<Option<(Score, String)>> = vec![None; lines];
         let mut line = String::new();
-        loop {
+        let mv = loop {
             self.read_reply(&mut line, || "during a search".to_string())?;
             let mut words = line.split_ascii_whitespace();
             match words.next() {
                 Some("info") => {
-                    if let Some(s) = parse_info_score(&line) {
-                        score = Some(s);
-                        pv_text = info_pv(&line).to_string();
+                    if let Some((index, s)) = parse_info_score(&line) {
+                        if let Some(slot) = found.get_mut(index - 1) {
+                            *slot = Some((s, info_pv(&line).to_string()));
+                        }
                     }
                 }
                 Some("bestmove") => {
                     let text = words.next().unwrap_or("(none)");
-                    let mv = parse_move(pos, text).with_context(|| {
+                    break parse_move(pos, text).with_context(|| {
                         format!(
                             "{} answered the illegal move '{text}' in {}",
                             self.name,
                             Fen::from_position(pos, EnPassantMode::Legal)
                         )
                     })?;
-                    let score = score.with_context(|| format!("{} gave no score", self.name))?;
-                    let mut pv = parse_pv(pos, &pv_text);
-                    if pv.first() != Some(&mv) {
-                        pv = vec![mv];
-                    }
-                    return Ok(Choice { mv, score, pv });
                 }
                 _ => {}
             }
+        };
+        if lines > 1 {
+            self.send("setoption name MultiPV value 1")?;
         }
+        let first = found.first().and_then(|f| f.as_ref()).map(|(score, _)| *score);
+        let score = first.with_context(|| format!("{} gave no score", self.name))?;
+        let mut choices: Vec<Choice> = found
+            .into_iter()
+            .flatten()
+            .filter_map(|(score, text)| {
+                let pv = parse_pv(pos, &text);
+                Some(Choice { mv: *pv.first()?, score, pv })
+            })
+            .collect();
+        match choices.iter().position(|c| c.mv == mv) {
+            Some(i) => choices[..=i].rotate_right(1),
+            None => choices.insert(0, Choice { mv, score, pv: vec![mv] }),
+        }
+        choices[0].score = score;
+        Ok(choices)
     }
 }
 
@@ -297,22 +419,25 @@ fn since_last_irreversible<'a>(
     (base, &moves[cut..])
 }
 
-/// The score of an `info` line, unless it is only a bound of an aspiration search.
-fn parse_info_score(line: &str) -> Option<Score> {
+/// The MultiPV index (1 without one) and score of an `info` line, unless it is only a
+/// bound of an aspiration search.
+fn parse_info_score(line: &str) -> Option<(usize, Score)> {
     let words: Vec<&str> = line.split_ascii_whitespace().collect();
     if words.iter().any(|w| *w == "lowerbound" || *w == "upperbound") {
         return None;
     }
-    if words.windows(2).any(|w| w[0] == "multipv" && w[1] != "1") {
-        return None;
-    }
+    let index = match words.iter().position(|w| *w == "multipv") {
+        Some(i) => words.get(i + 1)?.parse().ok().filter(|&n: &usize| n >= 1)?,
+        None => 1,
+    };
     let i = words.iter().position(|w| *w == "score")?;
     let value: i32 = words.get(i + 2)?.parse().ok()?;
-    match *words.get(i + 1)? {
-        "cp" => Some(Score::Cp(value)),
-        "mate" => Some(Score::Mate(if value > 0 { 1 } else { -1 })),
-        _ => None,
-    }
+    let score = match *words.get(i + 1)? {
+        "cp" => Score::Cp(value),
+        "mate" => Score::Mate(if value > 0 { 1 } else { -1 }),
+        _ => return None,
+    };
+    Some((index, score))
 }
 
 /// The moves after `pv` in an `info` line, as text (empty without them).
@@ -362,10 +487,13 @@ mod tests {
     fn info_scores_are_read_and_bounds_skipped() {
         let s =
             parse_info_score("info depth 5 seldepth 6 multipv 1 score cp -31 nodes 900 pv e2e4");
-        assert_eq!(s, Some(Score::Cp(-31)));
-        assert_eq!(parse_info_score("info depth 9 score mate -3 pv a1a2"), Some(Score::Mate(-1)));
+        assert_eq!(s, Some((1, Score::Cp(-31))));
+        let mate = parse_info_score("info depth 9 score mate -3 pv a1a2");
+        assert_eq!(mate, Some((1, Score::Mate(-1))));
         assert_eq!(parse_info_score("info depth 9 score cp 40 lowerbound nodes 5"), None);
-        assert_eq!(parse_info_score("info depth 9 multipv 2 score cp 40"), None);
+        let second = parse_info_score("info depth 9 multipv 2 score cp 40");
+        assert_eq!(second, Some((2, Score::Cp(40))));
+        assert_eq!(parse_info_score("info depth 9 multipv 0 score cp 40"), None);
         assert_eq!(parse_info_score("info string hello"), None);
     }
 
@@ -392,6 +520,34 @@ mod tests {
         let (start, moves, pos) = game(book, "a1a2 e8d8 a2a1");
         let (base, recent) = since_last_irreversible(&start, &moves, &pos);
         assert_eq!((base, recent), (start, &moves[..]));
+    }
+
+    #[test]
+    fn nue_offers_distinct_lines_best_first_and_plays_the_pick() {
+        let mut player = NuePlayer::new(1, 3000, None).unwrap();
+        let (start, moves, pos) =
+            game("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3", "");
+        let best = player.choose(&start, &moves, &pos).unwrap();
+        let mut offered = Vec::new();
+        let mut pick = |lines: &[Choice]| {
+            offered = lines.to_vec();
+            2
+        };
+        let played = player.choose_among(&start, &moves, &pos, 4, &mut pick).unwrap();
+        assert_eq!(offered.len(), 4);
+        let mut moves_offered: Vec<Move> = offered.iter().map(|c| c.mv).collect();
+        moves_offered.dedup();
+        assert_eq!(moves_offered.len(), 4, "distinct moves");
+        assert!(offered.iter().all(|c| pos.is_legal(c.mv) && c.pv[0] == c.mv));
+        let cp = |c: &Choice| match c.score {
+            Score::Cp(v) => v,
+            Score::Mate(_) => panic!("no mate here"),
+        };
+        assert!(offered[1..].iter().all(|c| cp(c) <= cp(&offered[0])), "best first");
+        assert_eq!((played.mv, played.score), (offered[2].mv, offered[2].score));
+        // MultiPV is set back: the next plain search is the same as before.
+        player.new_game().unwrap();
+        assert_eq!(player.choose(&start, &moves, &pos).unwrap().mv, best.mv);
     }
 
     #[test]
