@@ -110,25 +110,8 @@ impl Player for NuePlayer {
     }
 
     fn choose(&mut self, start: &Chess, moves: &[Move], _pos: &Chess) -> Result<Choice> {
-        self.engine.set_position(start.clone(), moves);
-        let mut pv = Vec::new();
-        let mut report = |r: &Report| {
-            if r.multipv == 1 && r.bound == Bound::Exact {
-                pv.clone_from(&r.pv);
-            }
-        };
-        let outcome = self.engine.go(&self.limits, &Control::default(), &mut report);
-        let mv = outcome.best.context("the search found no move")?;
-        let score = if is_mate(outcome.score) {
-            Score::Mate(outcome.score.signum())
-        } else {
-            Score::Cp(internal_to_cp(outcome.score))
-        };
-        // An iteration cut by the node limit may have changed its mind after its last line.
-        if pv.first() != Some(&mv) {
-            pv = vec![mv];
-        }
-        Ok(Choice { mv, score, pv })
+        let mut lines = self.search(start, moves, 1)?;
+        Ok(lines.swap_remove(0))
     }
 
     fn choose_among(
@@ -139,20 +122,25 @@ impl Player for NuePlayer {
         lines: usize,
         pick: &mut dyn FnMut(&[Choice]) -> usize,
     ) -> Result<Choice> {
+        let lines = self.search(start, moves, lines.max(1))?;
+        picked(lines, pick)
+    }
+}
+
+impl NuePlayer {
+    /// Searches the game with `MultiPV` at `lines` (set back to 1 after): for each index,
+    /// its last exact line, best first (see [`lead_with`]).
+    fn search(&mut self, start: &Chess, moves: &[Move], lines: usize) -> Result<Vec<Choice>> {
         self.engine.set_position(start.clone(), moves);
-        self.engine.settings.multipv = lines.max(1);
-        // The last exact line of each index: an iteration cut by the node limit leaves the
-        // lines it did not reach from the one before.
-        let mut found: Vec<Option<Choice>> = vec![None; lines.max(1)];
+        self.engine.settings.multipv = lines;
+        // An iteration cut by the node limit leaves the lines it did not reach from the
+        // one before.
+        let mut found: Vec<Option<Choice>> = vec![None; lines];
         let mut report = |r: &Report| {
             if r.bound == Bound::Exact && !r.pv.is_empty() {
                 if let Some(slot) = found.get_mut(r.multipv - 1) {
-                    let score = if is_mate(r.score) {
-                        Score::Mate(r.score.signum())
-                    } else {
-                        Score::Cp(internal_to_cp(r.score))
-                    };
-                    *slot = Some(Choice { mv: r.pv[0], score, pv: r.pv.clone() });
+                    let (mv, pv) = (r.pv[0], r.pv.clone());
+                    *slot = Some(Choice { mv, score: nue_score(r.score), pv });
                 }
             }
         };
@@ -160,18 +148,29 @@ impl Player for NuePlayer {
         self.engine.settings.multipv = 1;
         let best = outcome.best.context("the search found no move")?;
         let mut found: Vec<Choice> = found.into_iter().flatten().collect();
-        // The move the search settled on leads, whatever its last iteration reported.
-        match found.iter().position(|c| c.mv == best) {
-            Some(i) => found[..=i].rotate_right(1),
-            None => found.insert(0, Choice { mv: best, score: Score::Cp(0), pv: vec![best] }),
-        }
-        found[0].score = if is_mate(outcome.score) {
-            Score::Mate(outcome.score.signum())
-        } else {
-            Score::Cp(internal_to_cp(outcome.score))
-        };
-        picked(found, pick)
+        lead_with(&mut found, best, nue_score(outcome.score));
+        Ok(found)
     }
+}
+
+/// A score of Nue's search (internal units) as the players give it.
+fn nue_score(internal: i32) -> Score {
+    if is_mate(internal) {
+        Score::Mate(internal.signum())
+    } else {
+        Score::Cp(internal_to_cp(internal))
+    }
+}
+
+/// Puts the search's own move `best` first among `lines`, with the search's `score`: the
+/// last lines of an iteration cut short, or an engine's last `info`, may have changed
+/// their mind since. A move no line has gets a line of its own.
+fn lead_with(lines: &mut Vec<Choice>, best: Move, score: Score) {
+    match lines.iter().position(|c| c.mv == best) {
+        Some(i) => lines[..=i].rotate_right(1),
+        None => lines.insert(0, Choice { mv: best, score, pv: vec![best] }),
+    }
+    lines[0].score = score;
 }
 
 /// Two players as one: `mover` chooses every move (and its principal variation), and
@@ -327,9 +326,9 @@ impl Player for UciPlayer {
 
 impl UciPlayer {
     /// Sends the game and `go` with `MultiPV` at `lines` (set back to 1 after), and reads
-    /// the search's lines, best first: for each index, the last exact score and its
-    /// principal variation. The first is the engine's `bestmove`, with the first line's
-    /// score (its own line when the engine gave one).
+    /// the search's lines: for each index, the last exact score and its principal
+    /// variation, best first, the `bestmove` leading with the first index's score (see
+    /// [`lead_with`]).
     fn search(
         &mut self,
         start: &Chess,
@@ -392,11 +391,7 @@ impl UciPlayer {
                 Some(Choice { mv: *pv.first()?, score, pv })
             })
             .collect();
-        match choices.iter().position(|c| c.mv == mv) {
-            Some(i) => choices[..=i].rotate_right(1),
-            None => choices.insert(0, Choice { mv, score, pv: vec![mv] }),
-        }
-        choices[0].score = score;
+        lead_with(&mut choices, mv, score);
         Ok(choices)
     }
 }
