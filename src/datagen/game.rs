@@ -341,11 +341,10 @@ pub fn play_game(
             if abandon() {
                 return Ok(None);
             }
-            let mut pick =
-                |lines: &[Choice]| near_best(lines, rules.multipv_margin, &mut spread_rng);
-            let played =
-                player.choose_among(&start, &moves, &pos, rules.multipv_lines, &mut pick)?;
-            Choice { score: choice.score, ..played }
+            let mut lines = player.lines(&start, &moves, &pos, rules.multipv_lines)?;
+            ensure!(!lines.is_empty(), "the player's search gave no line");
+            let i = near_best(&lines, rules.multipv_margin, &mut spread_rng);
+            Choice { score: choice.score, ..lines.swap_remove(i) }
         } else {
             choice
         };
@@ -521,21 +520,13 @@ mod tests {
             let mv = pos.legal_moves()[0];
             Ok(Choice { mv, score: Score::Cp(0), pv: vec![mv] })
         }
-        fn choose_among(
-            &mut self,
-            _: &Chess,
-            _: &[Move],
-            pos: &Chess,
-            lines: usize,
-            pick: &mut dyn FnMut(&[Choice]) -> usize,
-        ) -> Result<Choice> {
-            let offered: Vec<Choice> = pos.legal_moves()[..lines.min(3)]
+        fn lines(&mut self, _: &Chess, _: &[Move], pos: &Chess, n: usize) -> Result<Vec<Choice>> {
+            let offered = pos.legal_moves()[..n.min(3)]
                 .iter()
                 .zip([0, -40, -60])
                 .map(|(&mv, cp)| Choice { mv, score: Score::Cp(cp), pv: vec![mv] })
                 .collect();
-            let i = pick(&offered);
-            Ok(offered[i].clone())
+            Ok(offered)
         }
     }
 

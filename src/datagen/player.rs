@@ -57,29 +57,21 @@ pub trait Player {
     fn score(&mut self, start: &Chess, moves: &[Move], pos: &Chess) -> Result<Choice> {
         self.choose(start, moves, pos)
     }
-    /// Searches `pos` for its best `lines` moves (MultiPV) and returns the one `pick`
-    /// names: an index into those lines, best first, each a [`Choice`] with its own score.
-    /// A player without MultiPV returns its best move. The scores of a MultiPV search are
-    /// no position's label: Stockfish 15.1 at depth 4, in a game, has scored a position
-    /// 354 cp in MultiPV that a fresh search scores −3.
-    fn choose_among(
+    /// Searches `pos` for its best `lines` moves (MultiPV): a [`Choice`] for each line,
+    /// best first, each with its own score; at least the best. A player without MultiPV
+    /// gives its best move alone. The scores of a MultiPV search are no position's label:
+    /// Stockfish 15.1 at depth 4, in a game, has scored a position 354 cp in MultiPV that
+    /// a fresh search scores −3.
+    fn lines(
         &mut self,
         start: &Chess,
         moves: &[Move],
         pos: &Chess,
         lines: usize,
-        pick: &mut dyn FnMut(&[Choice]) -> usize,
-    ) -> Result<Choice> {
-        let _ = (lines, pick);
-        self.choose(start, moves, pos)
+    ) -> Result<Vec<Choice>> {
+        let _ = lines;
+        Ok(vec![self.choose(start, moves, pos)?])
     }
-}
-
-/// The line `pick` names among `lines` (best first).
-fn picked(mut lines: Vec<Choice>, pick: &mut dyn FnMut(&[Choice]) -> usize) -> Result<Choice> {
-    ensure!(!lines.is_empty(), "the search gave no line");
-    let i = pick(&lines).min(lines.len() - 1);
-    Ok(lines.swap_remove(i))
 }
 
 /// Nue's own search.
@@ -109,28 +101,20 @@ impl Player for NuePlayer {
         Ok(())
     }
 
-    fn choose(&mut self, start: &Chess, moves: &[Move], _pos: &Chess) -> Result<Choice> {
-        let mut lines = self.search(start, moves, 1)?;
-        Ok(lines.swap_remove(0))
+    fn choose(&mut self, start: &Chess, moves: &[Move], pos: &Chess) -> Result<Choice> {
+        Ok(self.lines(start, moves, pos, 1)?.swap_remove(0))
     }
 
-    fn choose_among(
+    /// With `MultiPV` at `lines` (set back to 1 after): for each index, its last exact
+    /// line, best first (see [`lead_with`]).
+    fn lines(
         &mut self,
         start: &Chess,
         moves: &[Move],
         _pos: &Chess,
         lines: usize,
-        pick: &mut dyn FnMut(&[Choice]) -> usize,
-    ) -> Result<Choice> {
-        let lines = self.search(start, moves, lines.max(1))?;
-        picked(lines, pick)
-    }
-}
-
-impl NuePlayer {
-    /// Searches the game with `MultiPV` at `lines` (set back to 1 after): for each index,
-    /// its last exact line, best first (see [`lead_with`]).
-    fn search(&mut self, start: &Chess, moves: &[Move], lines: usize) -> Result<Vec<Choice>> {
+    ) -> Result<Vec<Choice>> {
+        let lines = lines.max(1);
         self.engine.set_position(start.clone(), moves);
         self.engine.settings.multipv = lines;
         // An iteration cut by the node limit leaves the lines it did not reach from the
@@ -206,15 +190,14 @@ impl Player for Labelled {
     }
 
     /// The mover's lines.
-    fn choose_among(
+    fn lines(
         &mut self,
         start: &Chess,
         moves: &[Move],
         pos: &Chess,
         lines: usize,
-        pick: &mut dyn FnMut(&[Choice]) -> usize,
-    ) -> Result<Choice> {
-        self.mover.choose_among(start, moves, pos, lines, pick)
+    ) -> Result<Vec<Choice>> {
+        self.mover.lines(start, moves, pos, lines)
     }
 }
 
@@ -307,35 +290,21 @@ impl Player for UciPlayer {
     }
 
     fn choose(&mut self, start: &Chess, moves: &[Move], pos: &Chess) -> Result<Choice> {
-        let mut lines = self.search(start, moves, pos, 1)?;
-        Ok(lines.swap_remove(0))
+        Ok(self.lines(start, moves, pos, 1)?.swap_remove(0))
     }
 
-    fn choose_among(
-        &mut self,
-        start: &Chess,
-        moves: &[Move],
-        pos: &Chess,
-        lines: usize,
-        pick: &mut dyn FnMut(&[Choice]) -> usize,
-    ) -> Result<Choice> {
-        let lines = self.search(start, moves, pos, lines.max(1))?;
-        picked(lines, pick)
-    }
-}
-
-impl UciPlayer {
     /// Sends the game and `go` with `MultiPV` at `lines` (set back to 1 after), and reads
     /// the search's lines: for each index, the last exact score and its principal
     /// variation, best first, the `bestmove` leading with the first index's score (see
     /// [`lead_with`]).
-    fn search(
+    fn lines(
         &mut self,
         start: &Chess,
         moves: &[Move],
         pos: &Chess,
         lines: usize,
     ) -> Result<Vec<Choice>> {
+        let lines = lines.max(1);
         let (base, recent) = since_last_irreversible(start, moves, pos);
         let mut command =
             format!("position fen {}", Fen::from_position(&base, EnPassantMode::Legal));
@@ -518,17 +487,12 @@ mod tests {
     }
 
     #[test]
-    fn nue_offers_distinct_lines_best_first_and_plays_the_pick() {
+    fn nue_offers_distinct_lines_best_first() {
         let mut player = NuePlayer::new(1, 3000, None).unwrap();
         let (start, moves, pos) =
             game("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3", "");
         let best = player.choose(&start, &moves, &pos).unwrap();
-        let mut offered = Vec::new();
-        let mut pick = |lines: &[Choice]| {
-            offered = lines.to_vec();
-            2
-        };
-        let played = player.choose_among(&start, &moves, &pos, 4, &mut pick).unwrap();
+        let offered = player.lines(&start, &moves, &pos, 4).unwrap();
         assert_eq!(offered.len(), 4);
         let mut moves_offered: Vec<Move> = offered.iter().map(|c| c.mv).collect();
         moves_offered.dedup();
@@ -539,7 +503,6 @@ mod tests {
             Score::Mate(_) => panic!("no mate here"),
         };
         assert!(offered[1..].iter().all(|c| cp(c) <= cp(&offered[0])), "best first");
-        assert_eq!((played.mv, played.score), (offered[2].mv, offered[2].score));
         // MultiPV is set back: the next plain search is the same as before.
         player.new_game().unwrap();
         assert_eq!(player.choose(&start, &moves, &pos).unwrap().mv, best.mv);
