@@ -68,7 +68,7 @@ fn evaluation(c: &mut Criterion) {
         after.play_unchecked(m);
         group.bench_function(format!("incremental/{name}"), |b| {
             b.iter(|| {
-                stack.push_move(pos.turn(), m);
+                stack.push_move(pos.turn(), nue::position::Move::from_shakmaty(m).unwrap());
                 let v = stack.evaluate(&net, after.board(), after.turn());
                 stack.pop();
                 v

@@ -1,16 +1,18 @@
-//! The search's view of the game: a stack of positions (copy-make over shakmaty), their
-//! Zobrist keys, and the NNUE accumulators that follow the same line.
+//! The search's view of the game: a stack of positions (copy-make over the search's own
+//! [`Position`]), the keys of the game and the line for repetitions, and the NNUE
+//! accumulators that follow the same line.
 //!
-//! Copy-make: making a move clones the top position into the next slot and plays the move
-//! there; unmaking just pops. A shakmaty `Chess` is small (about 140 bytes), so this costs
-//! less than the bookkeeping an undo would need.
+//! Copy-make: making a move copies the top position into the next slot of a fixed array,
+//! one slot a ply, and plays the move there; unmaking just steps back. A position is about
+//! 300 bytes, so this costs less than the bookkeeping an undo would need.
 
-use shakmaty::{
-    zobrist::{Zobrist64, ZobristValue},
-    Bitboard, CastlingSide, Chess, Color, EnPassantMode, Move, Position, Square,
+use shakmaty::{zobrist::Zobrist64, Bitboard, Chess, Color, EnPassantMode, Position as _, Role};
+
+use crate::{
+    nnue::{accumulator::AccumulatorStack, simd::Simd, to_internal, Network},
+    position::{Move, Position},
+    types::MAX_PLY,
 };
-
-use crate::nnue::{accumulator::AccumulatorStack, simd::Simd, to_internal, Network};
 
 /// A key mixed from bitboards: each multiplied by its own odd constant and rotated by
 /// its own amount, all xored together, then the high bits folded onto the low ones by
@@ -33,71 +35,30 @@ pub struct CorrectionKeys {
 }
 
 /// Key of a position: Polyglot-compatible Zobrist hash, en passant square only when a
-/// legal capture exists, halfmove clock excluded.
+/// legal capture exists, halfmove clock excluded. The search's [`Position`] keeps the
+/// same key up to date move by move.
 #[inline]
 pub fn key_of(pos: &Chess) -> u64 {
     pos.zobrist_hash::<Zobrist64>(EnPassantMode::Legal).0
 }
 
-/// The en passant part of a position's key: its file, when a legal capture exists.
-#[inline]
-fn en_passant_key(pos: &Chess) -> u64 {
-    pos.ep_square(EnPassantMode::Legal)
-        .map_or(0, |sq| Zobrist64::zobrist_for_en_passant_file(sq.file()).0)
-}
-
-/// The key of `next`, reached from `prev` (whose key is `key`) by the legal move `m`:
-/// only what the move changes is xored in and out, for every kind of move. shakmaty's own
-/// update gives up on king moves, double pushes, moves touching a castling rook's or
-/// king's square and positions with an en passant square, a fifth of a search's moves;
-/// a whole key costs about twice as much as this (about 220 instructions to 120).
-fn key_after(prev: &Chess, key: u64, m: Move, next: &Chess) -> u64 {
-    let piece_key = |sq, piece| Zobrist64::zobrist_for_piece(sq, piece).0;
-    let us = prev.turn();
-    let mut key = key ^ Zobrist64::zobrist_for_white_turn().0;
-    match m {
-        Move::Normal { role, from, capture, to, promotion } => {
-            key ^= piece_key(from, role.of(us)) ^ piece_key(to, promotion.unwrap_or(role).of(us));
-            if let Some(captured) = capture {
-                key ^= piece_key(to, captured.of(!us));
-            }
-        }
-        Move::EnPassant { from, to } => {
-            let captured = Square::from_coords(to.file(), from.rank());
-            key ^= piece_key(from, us.pawn())
-                ^ piece_key(to, us.pawn())
-                ^ piece_key(captured, (!us).pawn());
-        }
-        Move::Castle { king, rook } => {
-            let side = CastlingSide::from_king_side(king < rook);
-            key ^= piece_key(king, us.king())
-                ^ piece_key(rook, us.rook())
-                ^ piece_key(side.king_to(us), us.king())
-                ^ piece_key(side.rook_to(us), us.rook());
-        }
-        Move::Put { .. } => return key_of(next),
-    }
-    if prev.castles().castling_rights() != next.castles().castling_rights() {
-        for color in [Color::White, Color::Black] {
-            for side in [CastlingSide::KingSide, CastlingSide::QueenSide] {
-                if prev.castles().has(color, side) != next.castles().has(color, side) {
-                    key ^= Zobrist64::zobrist_for_castling_right(color, side).0;
-                }
-            }
-        }
-    }
-    key ^ en_passant_key(prev) ^ en_passant_key(next)
-}
+/// Slots of the position stack: the root, a ply deeper for every ply the search may
+/// reach, and a margin.
+const STACK_SLOTS: usize = MAX_PLY + 4;
 
 /// A game position plus the line the search is exploring from it.
 #[derive(Clone)]
 pub struct Board {
-    /// `stack[0]` is the root; the top is the current position.
-    stack: Vec<Chess>,
-    /// Keys of every position since the game's start: the game's history up to the root,
-    /// then one per ply of the line.
+    /// `positions[0]` is the root, `positions[ply]` the current position; the slots
+    /// beyond are scratch.
+    positions: Vec<Position>,
+    ply: usize,
+    /// Keys of every position since the game's start: the game's history up to the root
+    /// (`keys[..root]`), then one per ply of the line (`keys[root + ply]`).
     keys: Vec<u64>,
-    /// For each position on the stack, plies since the last null move (or since the game
+    /// Index of the root's key in `keys`.
+    root: usize,
+    /// For each ply of the line, plies since the last null move (or since the game
     /// began): repetitions are not looked for across a null move.
     since_null: Vec<usize>,
     acc: AccumulatorStack,
@@ -107,47 +68,49 @@ impl Board {
     /// A board at `root`, which was reached through positions with the keys `history`
     /// (oldest first, the root's own key excluded).
     pub fn new(root: Chess, history: &[u64], net: &Network, simd: Simd) -> Board {
+        let root = Position::from_chess(&root);
         let mut keys = history.to_vec();
-        keys.push(key_of(&root));
+        keys.push(root.key());
+        let base = history.len();
+        keys.resize(base + STACK_SLOTS, 0);
         let mut acc = AccumulatorStack::new(simd);
-        acc.reset(net, root.board());
-        let mut stack = Vec::with_capacity(256);
-        stack.push(root);
-        let since_null = vec![keys.len() - 1];
-        Board { stack, keys, since_null, acc }
+        acc.reset(net, &root);
+        let mut since_null = vec![0; STACK_SLOTS];
+        since_null[0] = base;
+        Board { positions: vec![root; STACK_SLOTS], ply: 0, keys, root: base, since_null, acc }
     }
 
     /// The current position.
-    #[inline]
-    pub fn pos(&self) -> &Chess {
-        self.stack.last().expect("the root is never popped")
+    #[inline(always)]
+    pub fn pos(&self) -> &Position {
+        &self.positions[self.ply]
     }
 
     /// The position before the last move (the current one at the root).
     #[inline]
-    pub fn previous(&self) -> &Chess {
-        &self.stack[self.stack.len().saturating_sub(2)]
+    pub fn previous(&self) -> &Position {
+        &self.positions[self.ply.saturating_sub(1)]
     }
 
     /// Plies from the root to the current position.
-    #[inline]
+    #[inline(always)]
     pub fn ply(&self) -> usize {
-        self.stack.len() - 1
+        self.ply
     }
 
     /// Zobrist key of the current position.
-    #[inline]
+    #[inline(always)]
     pub fn key(&self) -> u64 {
-        *self.keys.last().expect("the root has a key")
+        self.pos().key()
     }
 
     /// A key of the current pawn structure (both sides' pawns), for the correction
     /// history.
     #[inline]
     pub fn pawn_key(&self) -> u64 {
-        let b = self.pos().board();
-        let white = (b.pawns() & b.white(), 0x9E37_79B9_7F4A_7C15, 0);
-        let black = (b.pawns() & b.black(), 0xC2B2_AE3D_27D4_EB4F, 29);
+        let pos = self.pos();
+        let white = (pos.pieces(Color::White, Role::Pawn), 0x9E37_79B9_7F4A_7C15, 0);
+        let black = (pos.pieces(Color::Black, Role::Pawn), 0xC2B2_AE3D_27D4_EB4F, 29);
         mix_bitboards([white, black], 31)
     }
 
@@ -162,18 +125,19 @@ impl Board {
             0xE703_7ED1_A0B4_28DB,
             0x8EBC_6AF0_9C88_C6E3,
         ];
-        let b = self.pos().board();
-        let roles = [b.knights(), b.bishops(), b.rooks(), b.queens(), b.kings()];
-        let pieces = [b.white(), b.black()].map(|side| {
-            let parts: [_; 5] =
-                std::array::from_fn(|i| (roles[i] & side, MULTIPLIERS[i], 11 * i as u32));
+        const ROLES: [Role; 5] = [Role::Knight, Role::Bishop, Role::Rook, Role::Queen, Role::King];
+        let pos = self.pos();
+        let pieces = [Color::White, Color::Black].map(|side| {
+            let parts: [_; 5] = std::array::from_fn(|i| {
+                (pos.pieces(side, ROLES[i]), MULTIPLIERS[i], 11 * i as u32)
+            });
             mix_bitboards(parts, 29)
         });
         CorrectionKeys { pawn: self.pawn_key(), pieces }
     }
 
     /// The side to move.
-    #[inline]
+    #[inline(always)]
     pub fn turn(&self) -> Color {
         self.pos().turn()
     }
@@ -181,42 +145,34 @@ impl Board {
     /// Plays a legal move.
     #[inline]
     pub fn make(&mut self, m: Move) {
-        let key = self.key();
-        let pos = self.stack.last().expect("the root is never popped");
-        // shakmaty's update is the cheaper one where it applies.
-        let quick = pos.update_zobrist_hash(Zobrist64(key), m, EnPassantMode::Legal);
+        let ply = self.ply;
+        let (done, next) = self.positions.split_at_mut(ply + 1);
+        let (pos, next) = (&done[ply], &mut next[0]);
         self.acc.push_move(pos.turn(), m);
-        // Cloned into its slot and played there: one copy of the position, not two.
-        self.stack.push(pos.clone());
-        let [.., prev, next] = self.stack.as_mut_slice() else {
-            unreachable!("the root and the new top")
-        };
-        next.play_unchecked(m);
-        let key = quick.map_or_else(|| key_after(prev, key, m, next), |k| k.0);
-        debug_assert_eq!(key, key_of(next), "incremental key of {m:?}");
-        self.keys.push(key);
-        self.since_null.push(self.since_null.last().expect("root entry") + 1);
+        next.clone_from(pos);
+        next.play(m);
+        self.keys[self.root + ply + 1] = next.key();
+        self.since_null[ply + 1] = self.since_null[ply] + 1;
+        self.ply = ply + 1;
     }
 
     /// Passes the turn. The caller must make sure the side to move is not in check.
     pub fn make_null(&mut self) {
-        let next = self.pos().clone().swap_turn().expect("null move while not in check");
-        // The turn changes and any en passant square is gone.
-        let key = self.key() ^ Zobrist64::zobrist_for_white_turn().0 ^ en_passant_key(self.pos());
-        debug_assert_eq!(key, key_of(&next), "incremental null-move key");
-        self.keys.push(key);
-        self.stack.push(next);
-        self.since_null.push(0);
+        let ply = self.ply;
+        let (done, next) = self.positions.split_at_mut(ply + 1);
+        next[0].clone_from(&done[ply]);
+        next[0].play_null();
+        self.keys[self.root + ply + 1] = next[0].key();
+        self.since_null[ply + 1] = 0;
+        self.ply = ply + 1;
         self.acc.push_null();
     }
 
     /// Takes back the last move or null move.
     #[inline]
     pub fn unmake(&mut self) {
-        debug_assert!(self.stack.len() > 1, "unmake at the root");
-        self.stack.pop();
-        self.keys.pop();
-        self.since_null.pop();
+        debug_assert!(self.ply > 0, "unmake at the root");
+        self.ply -= 1;
         self.acc.pop();
     }
 
@@ -228,8 +184,8 @@ impl Board {
     /// again in the search is not a draw yet: the game has not repeated it. Only positions
     /// since the last capture, pawn move or null move can repeat.
     pub fn is_repetition(&self) -> bool {
-        let current = self.keys.len() - 1;
-        let since_null = *self.since_null.last().expect("root entry");
+        let current = self.root + self.ply;
+        let since_null = self.since_null[self.ply];
         let reach = (self.pos().halfmoves() as usize).min(since_null);
         let key = self.keys[current];
         // A plain loop: `step_by` does not compile to one, and this runs at every node.
@@ -237,7 +193,7 @@ impl Board {
         let mut seen_in_game = false;
         while back <= reach {
             if self.keys[current - back] == key {
-                if back < self.ply() || seen_in_game {
+                if back < self.ply || seen_in_game {
                     return true;
                 }
                 seen_in_game = true;
@@ -254,11 +210,11 @@ impl Board {
     /// move's, and the squares between its ends empty. Only positions after the root count,
     /// as in [`Board::is_repetition`].
     pub fn upcoming_repetition(&self) -> bool {
-        let current = self.keys.len() - 1;
-        let since_null = *self.since_null.last().expect("root entry");
-        let reach = (self.pos().halfmoves() as usize).min(since_null).min(self.ply() - 1);
+        let current = self.root + self.ply;
+        let since_null = self.since_null[self.ply];
+        let reach = (self.pos().halfmoves() as usize).min(since_null).min(self.ply - 1);
         let key = self.keys[current];
-        let occupied = self.pos().board().occupied();
+        let occupied = self.pos().occupied();
         let mut back = 3;
         while back <= reach {
             let found = cuckoo::lookup(key ^ self.keys[current - back])
@@ -275,8 +231,8 @@ impl Board {
     /// point of view, damped as the fifty-move counter rises (Stockfish 12's rule).
     #[inline]
     pub fn evaluate(&mut self, net: &Network) -> i32 {
-        let pos = self.stack.last().expect("the root is never popped");
-        let raw = self.acc.evaluate(net, pos.board(), pos.turn());
+        let pos = &self.positions[self.ply];
+        let raw = self.acc.evaluate(net, pos, pos.turn());
         let v = to_internal(raw);
         v * (100 - pos.halfmoves().min(100) as i32) / 100
     }
@@ -363,13 +319,13 @@ mod tests {
     use super::*;
     use crate::{engine::parse_position, nnue::default_network, rng::Rng};
 
-    /// The key kept by [`Board::make`] and [`Board::make_null`], updated by the move
-    /// alone, equals the key computed from scratch: for every legal move along random
-    /// games from the start and from positions rich in castling, en passant and promotions
-    /// (the third, perft's position 3, has en passant captures a rook pins along the
-    /// rank), with null moves and take-backs mixed in.
+    /// The board's line follows a shakmaty game played alongside: after every legal move
+    /// of random games (from the start and from positions rich in castling, en passant and
+    /// promotions), and after null moves and take-backs mixed in, the current position
+    /// and its key are those of the shakmaty game, and the evaluation is the one a fresh
+    /// board at that position computes.
     #[test]
-    fn incremental_keys_equal_fresh_keys_along_random_games() {
+    fn the_line_follows_the_game_through_makes_nulls_and_takebacks() {
         let net = default_network();
         let mut rng = Rng::new(42);
         let (mut castles, mut en_passant, mut promotions, mut makes) = (0, 0, 0, 0);
@@ -379,38 +335,54 @@ mod tests {
             "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1",
             "r3k2r/Pppp1ppp/1b3nbN/nP6/BBP1P3/q4N2/Pp1P2PP/R2Q1RK1 w kq - 0 1",
         ];
-        for game in 0..120 {
+        let same = |board: &Board, pos: &Chess| {
+            assert_eq!(board.key(), key_of(pos));
+            assert_eq!(board.pos().to_chess().unwrap().board(), pos.board());
+            assert_eq!(board.turn(), pos.turn());
+        };
+        for game in 0..60 {
             let fen = starts[game % starts.len()];
-            let root = parse_position(fen, shakmaty::CastlingMode::Standard).unwrap();
-            let mut board = Board::new(root, &[], &net, Simd::detect());
-            for _ in 0..120 {
-                let moves = board.pos().legal_moves();
-                if moves.is_empty() {
+            let mut pos = parse_position(fen, shakmaty::CastlingMode::Standard).unwrap();
+            let mut board = Board::new(pos.clone(), &[], &net, Simd::detect());
+            let mut line = vec![pos.clone()];
+            for _ in 0..100 {
+                let moves = pos.legal_moves();
+                if moves.is_empty() || board.ply() + 2 >= MAX_PLY {
                     break;
                 }
-                if !board.pos().is_check() && rng.below(10) == 0 {
+                if !pos.is_check() && rng.below(10) == 0 {
                     board.make_null();
-                    assert_eq!(board.key(), key_of(board.pos()));
+                    same(&board, &pos.clone().swap_turn().unwrap());
                     board.unmake();
                 }
                 for &m in &moves {
                     castles += usize::from(m.is_castle());
                     en_passant += usize::from(m.is_en_passant());
                     promotions += usize::from(m.is_promotion());
-                    board.make(m);
+                    board.make(Move::from_shakmaty(m).unwrap());
                     makes += 1;
-                    assert_eq!(board.key(), key_of(board.pos()), "after {m:?}");
+                    let mut after = pos.clone();
+                    after.play_unchecked(m);
+                    same(&board, &after);
                     board.unmake();
                 }
                 let m = moves[rng.below(moves.len())];
-                board.make(m);
+                board.make(Move::from_shakmaty(m).unwrap());
+                pos.play_unchecked(m);
+                line.push(pos.clone());
                 if rng.below(8) == 0 {
                     board.unmake();
-                    assert_eq!(board.key(), key_of(board.pos()));
+                    line.pop();
+                    pos = line.last().unwrap().clone();
+                    same(&board, &pos);
+                }
+                if rng.below(16) == 0 {
+                    let fresh = Board::new(pos.clone(), &[], &net, Simd::detect()).evaluate(&net);
+                    assert_eq!(board.evaluate(&net), fresh);
                 }
             }
         }
-        assert!(makes > 100_000 && castles > 100 && en_passant > 10 && promotions > 100);
+        assert!(makes > 50_000 && castles > 50 && en_passant > 5 && promotions > 50);
     }
 
     /// A board after `game` (UCI moves from the start position, the game before the root),
@@ -429,9 +401,9 @@ mod tests {
             play(&mut root, uci);
         }
         let mut board = Board::new(root, &history, &net, Simd::detect());
+        let mut pos = board.pos().to_chess().unwrap();
         for uci in line {
-            let mut pos = board.pos().clone();
-            board.make(play(&mut pos, uci));
+            board.make(Move::from_shakmaty(play(&mut pos, uci)).unwrap());
         }
         board.is_repetition()
     }
@@ -464,10 +436,12 @@ mod tests {
                 .unwrap()
                 .into_position(shakmaty::CastlingMode::Standard)
                 .unwrap();
-            let mut board = Board::new(root, &[], &net, Simd::detect());
+            let mut board = Board::new(root.clone(), &[], &net, Simd::detect());
+            let mut pos = root;
             for uci in line {
-                let m = crate::engine::parse_move(board.pos(), uci).expect("legal");
-                board.make(m);
+                let m = crate::engine::parse_move(&pos, uci).expect("legal");
+                pos.play_unchecked(m);
+                board.make(Move::from_shakmaty(m).unwrap());
             }
             board.upcoming_repetition()
         };

@@ -301,6 +301,7 @@ mod tests {
             let key = key_of(&child);
             own += usize::from(engine.tt.probe(key, 1, 0).is_some());
             for reply in child.legal_moves() {
+                let reply = crate::position::Move::from_shakmaty(reply).unwrap();
                 let hit = engine.tt.probe(singular_key(key, reply), 1, 0);
                 singular += usize::from(hit.is_some_and(|h| h.depth > 0));
             }

@@ -9,7 +9,10 @@
 //!   exchange evaluation, the transposition table, `go` limits and time budgets, the
 //!   tunable parameters, and weaker play on request.
 //! - [`types`]: the vocabulary every layer shares: plies, mate scores, bounds, packed moves.
-//! - [`board`]: the position stack over shakmaty, keys, repetitions, accumulators.
+//! - [`position`]: the search's own position (bitboards, mailbox, key, checkers, pins) and
+//!   move, with legal generation in shakmaty's order; shakmaty stays the referee and the
+//!   rules at the edges (FEN, UCI moves, books, datagen, the trainer, tablebase probes).
+//! - [`board`]: the position stack of a search, keys, repetitions, accumulators.
 //! - [`nnue`]: the Stockfish 12 `.nnue` network: loading, feature indexing, the
 //!   incremental accumulator stack and its SIMD kernels.
 //! - [`syzygy`]: tablebase probes for the search and the root.
@@ -38,6 +41,7 @@ pub mod nnue;
 pub mod perft;
 pub mod pgn;
 pub mod plot;
+pub mod position;
 pub mod rng;
 pub mod search;
 pub mod syzygy;

@@ -81,6 +81,17 @@ impl Tablebases {
         pieces <= self.max_pieces().min(limit) && pos.castles().is_empty()
     }
 
+    /// [`Tablebases::covers`] for the search's own position, which has `pieces` pieces.
+    #[inline]
+    pub fn covers_counts(
+        &self,
+        pieces: usize,
+        pos: &crate::position::Position,
+        limit: usize,
+    ) -> bool {
+        pieces <= self.max_pieces().min(limit) && pos.castling_rights().is_empty()
+    }
+
     /// The result for the side to move, assuming the fifty-move counter was just reset
     /// (as after a capture or a pawn move). `None` when a table is missing or unreadable.
     pub fn wdl_after_zeroing(&self, pos: &Chess) -> Option<Wdl> {

@@ -76,7 +76,7 @@ fn reversible_moves(pos: &Chess) -> Vec<(Move, Chess)> {
 
 /// Plays `m` on `pos` and the stack together.
 fn play(stack: &mut AccumulatorStack, pos: &mut Chess, m: Move) {
-    stack.push_move(pos.turn(), m);
+    stack.push_move(pos.turn(), nue::position::Move::from_shakmaty(m).unwrap());
     pos.play_unchecked(m);
 }
 

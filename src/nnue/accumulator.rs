@@ -12,13 +12,14 @@
 //! matter and the result is the full refresh's, lane for lane.
 
 use bytemuck::Zeroable;
-use shakmaty::{Bitboard, Board, Color, Move, Piece, Role, Square};
+use shakmaty::{Bitboard, Color, Piece, Role, Square};
 
 use super::{
-    features::{self, FeatureList},
+    features::{self, FeatureList, PieceSets, FEATURE_PIECES},
     simd::{Job, Simd},
     Half, Network,
 };
+use crate::position::{Move, MoveKind};
 
 /// What one move changed on the board, as far as the features can see: at most two
 /// pieces appeared and two vanished. Plain arrays with counts, not growable lists, so that
@@ -55,35 +56,36 @@ impl Delta {
     #[inline]
     pub fn of_move(turn: Color, m: Move) -> Delta {
         let mut d = Delta::default();
-        match m {
-            Move::Normal { role, from, capture, to, promotion } => {
+        let (from, to) = (m.from(), m.to());
+        match m.kind() {
+            MoveKind::Normal => {
+                let role = m.role();
                 if role == Role::King {
                     d.king_moved = Some(turn);
                 } else {
                     d.removed[0] = (role.of(turn), from);
-                    d.added[0] = (promotion.unwrap_or(role).of(turn), to);
+                    d.added[0] = (m.promotion().unwrap_or(role).of(turn), to);
                     d.n_removed = 1;
                     d.n_added = 1;
                 }
-                if let Some(captured) = capture {
+                if let Some(captured) = m.capture() {
                     d.removed[usize::from(d.n_removed)] = (captured.of(!turn), to);
                     d.n_removed += 1;
                 }
             }
-            Move::EnPassant { from, to } => {
+            MoveKind::EnPassant => {
                 let captured = Square::from_coords(to.file(), from.rank());
                 d.removed = [(Role::Pawn.of(turn), from), (Role::Pawn.of(!turn), captured)];
                 d.added[0] = (Role::Pawn.of(turn), to);
                 (d.n_added, d.n_removed) = (1, 2);
             }
-            Move::Castle { rook, .. } => {
+            MoveKind::Castle => {
                 let side = m.castling_side().expect("a castling move has a side");
                 d.king_moved = Some(turn);
-                d.removed[0] = (Role::Rook.of(turn), rook);
+                d.removed[0] = (Role::Rook.of(turn), to);
                 d.added[0] = (Role::Rook.of(turn), side.rook_to(turn));
                 (d.n_added, d.n_removed) = (1, 1);
             }
-            Move::Put { .. } => unreachable!("drops do not exist in standard chess"),
         }
         d
     }
@@ -124,23 +126,6 @@ fn slot(c: Color) -> usize {
     }
 }
 
-/// The pieces that are features (kings are not), by colour and role.
-const FEATURE_PIECES: [Piece; 10] = {
-    use Color::{Black, White};
-    [
-        White.pawn(),
-        White.knight(),
-        White.bishop(),
-        White.rook(),
-        White.queen(),
-        Black.pawn(),
-        Black.knight(),
-        Black.bishop(),
-        Black.rook(),
-        Black.queen(),
-    ]
-};
-
 /// One perspective's accumulator for one king square, and the pieces it sums.
 #[derive(Clone)]
 struct CacheEntry {
@@ -172,7 +157,7 @@ impl AccumulatorStack {
     }
 
     /// Starts a new line at `board`, computing both perspectives from scratch.
-    pub fn reset(&mut self, net: &Network, board: &Board) {
+    pub fn reset<B: PieceSets>(&mut self, net: &Network, board: &B) {
         // Each entry starts as the empty board's accumulator: the bias alone.
         let empty = CacheEntry { acc: net.ft_bias, pieces: [Bitboard(0); 10] };
         self.cache.clear();
@@ -225,9 +210,9 @@ impl AccumulatorStack {
     ///
     /// The updates and the layers run in one [`Simd::dispatch`]: one function compiled for
     /// the kernels' instructions, with the kernels inlined.
-    pub fn evaluate(&mut self, net: &Network, board: &Board, turn: Color) -> i32 {
-        struct Evaluation<'a>(&'a mut AccumulatorStack, &'a Network, &'a Board, Color);
-        impl Job for Evaluation<'_> {
+    pub fn evaluate<B: PieceSets>(&mut self, net: &Network, board: &B, turn: Color) -> i32 {
+        struct Evaluation<'a, B>(&'a mut AccumulatorStack, &'a Network, &'a B, Color);
+        impl<B: PieceSets> Job for Evaluation<'_, B> {
             type Output = i32;
             #[inline(always)]
             fn run(self, simd: Simd) -> i32 {
@@ -242,7 +227,12 @@ impl AccumulatorStack {
     }
 
     /// The current accumulator of `perspective`, computed if needed.
-    pub fn accumulator(&mut self, net: &Network, board: &Board, perspective: Color) -> &Half {
+    pub fn accumulator<B: PieceSets>(
+        &mut self,
+        net: &Network,
+        board: &B,
+        perspective: Color,
+    ) -> &Half {
         self.materialize(self.simd, net, board, perspective);
         &self.frames[self.top].acc[slot(perspective)]
     }
@@ -251,7 +241,13 @@ impl AccumulatorStack {
     /// valid ancestor, or refreshes when that perspective's king moved in between.
     /// `simd` is `self.simd`, a constant where the caller is a [`Simd::dispatch`].
     #[inline(always)]
-    fn materialize(&mut self, simd: Simd, net: &Network, board: &Board, perspective: Color) {
+    fn materialize<B: PieceSets>(
+        &mut self,
+        simd: Simd,
+        net: &Network,
+        board: &B,
+        perspective: Color,
+    ) {
         let p = slot(perspective);
         let mut base = self.top;
         while !self.frames[base].computed[p] {
@@ -286,7 +282,7 @@ impl AccumulatorStack {
 
     /// Makes the top frame's `perspective` valid from the cache entry of its king square,
     /// which is brought up to date on the way.
-    fn refresh(&mut self, net: &Network, board: &Board, perspective: Color) {
+    fn refresh<B: PieceSets>(&mut self, net: &Network, board: &B, perspective: Color) {
         let p = slot(perspective);
         let frame = &mut self.frames[self.top];
         let Some(king) = board.king_of(perspective) else {
@@ -323,7 +319,7 @@ impl AccumulatorStack {
 }
 
 /// Computes both accumulators of `board` from scratch (for tests and tools).
-pub fn refreshed(net: &Network, simd: Simd, board: &Board) -> [Half; 2] {
+pub fn refreshed<B: PieceSets>(net: &Network, simd: Simd, board: &B) -> [Half; 2] {
     let mut acc = [Half::zeroed(); 2];
     for c in Color::ALL {
         let list: FeatureList = features::active(board, c);

@@ -6,7 +6,9 @@
 //! slot 0 is unused and slots 1..=640 are 10 piece kinds × 64 squares.
 
 use arrayvec::ArrayVec;
-use shakmaty::{Board, Color, Piece, Role, Square};
+use shakmaty::{Bitboard, Board, Color, Piece, Role, Square};
+
+use crate::position::Position;
 
 /// Number of HalfKP inputs: 64 king squares × 641 slots.
 pub const INPUTS: usize = 64 * BLOCK;
@@ -45,17 +47,68 @@ pub fn index(perspective: Color, king: Square, piece: Piece, sq: Square) -> usiz
     BLOCK * orient(perspective, king) + 1 + piece_square(perspective, piece, sq)
 }
 
-/// All active features of `perspective` on `board`, which must hold that side's king and
-/// at most 30 other pieces (callers validate positions before they reach the evaluator).
-pub fn active(board: &Board, perspective: Color) -> FeatureList {
+/// Where the features are read from: which pieces stand where. Both shakmaty's board
+/// (tests, tools, the trainer) and the search's own position provide it.
+pub trait PieceSets {
+    /// The king of `color`, if there is one.
+    fn king_of(&self, color: Color) -> Option<Square>;
+    /// The squares of `piece`.
+    fn by_piece(&self, piece: Piece) -> Bitboard;
+}
+
+impl PieceSets for Board {
+    #[inline]
+    fn king_of(&self, color: Color) -> Option<Square> {
+        Board::king_of(self, color)
+    }
+
+    #[inline]
+    fn by_piece(&self, piece: Piece) -> Bitboard {
+        Board::by_piece(self, piece)
+    }
+}
+
+impl PieceSets for Position {
+    #[inline]
+    fn king_of(&self, color: Color) -> Option<Square> {
+        self.pieces(color, Role::King).first()
+    }
+
+    #[inline]
+    fn by_piece(&self, piece: Piece) -> Bitboard {
+        self.pieces(piece.color, piece.role)
+    }
+}
+
+/// The pieces that are features (kings are not), by colour and role.
+pub const FEATURE_PIECES: [Piece; 10] = {
+    use Color::{Black, White};
+    [
+        White.pawn(),
+        White.knight(),
+        White.bishop(),
+        White.rook(),
+        White.queen(),
+        Black.pawn(),
+        Black.knight(),
+        Black.bishop(),
+        Black.rook(),
+        Black.queen(),
+    ]
+};
+
+/// The active features of `board` from `perspective`: every non-king piece, paired with
+/// that side's king square (piece by piece; the sums they feed do not depend on the
+/// order). Empty without a king of `perspective`; at most [`MAX_ACTIVE`].
+pub fn active<B: PieceSets + ?Sized>(board: &B, perspective: Color) -> FeatureList {
     let mut list = FeatureList::new();
     let Some(king) = board.king_of(perspective) else {
         return list;
     };
-    for sq in board.occupied() & !board.kings() {
-        if let Some(piece) = board.piece_at(sq) {
+    for piece in FEATURE_PIECES {
+        for sq in board.by_piece(piece) {
             if list.try_push(index(perspective, king, piece, sq)).is_err() {
-                break;
+                return list;
             }
         }
     }

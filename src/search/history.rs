@@ -8,10 +8,10 @@
 //! pulls the entry toward +MAX and a malus toward −MAX, with steps that shrink as it nears
 //! the bound, so entries stay in range and recent results weigh more than old ones.
 
-use shakmaty::{CastlingSide, Color, Move, Piece};
+use shakmaty::{Color, Piece};
 
 use super::params;
-use crate::board::CorrectionKeys;
+use crate::{board::CorrectionKeys, position::Move};
 
 /// Bound of every history entry.
 pub const HISTORY_MAX: i32 = 16384;
@@ -44,12 +44,9 @@ fn piece_index(piece: Piece) -> usize {
 /// moved (a castling king for castling) and its destination.
 #[inline]
 pub fn context(turn: Color, m: Move) -> usize {
-    let to = match m {
-        Move::Castle { king, rook } => {
-            let side = if rook > king { CastlingSide::KingSide } else { CastlingSide::QueenSide };
-            side.king_to(turn)
-        }
-        _ => m.to(),
+    let to = match m.castling_side() {
+        Some(side) => side.king_to(turn),
+        None => m.to(),
     };
     piece_index(m.role().of(turn)) * 64 + to as usize
 }
@@ -96,7 +93,7 @@ fn correction_index(pawn_key: u64) -> usize {
 
 #[inline]
 fn from_to(m: Move) -> usize {
-    m.from().map_or(0, |f| f as usize) * 64 + m.to() as usize
+    m.from() as usize * 64 + m.to() as usize
 }
 
 /// A move's [`context`] and butterfly index ([`from_to`]) together, a plain move's piece
@@ -104,12 +101,11 @@ fn from_to(m: Move) -> usize {
 /// general path.
 #[inline]
 fn quiet_indices(turn: Color, m: Move) -> (usize, usize) {
-    match m {
-        Move::Normal { role, from, to, .. } => {
-            (piece_index(role.of(turn)) * 64 + to as usize, from as usize * 64 + to as usize)
-        }
-        _ => (context(turn, m), from_to(m)),
+    if m.is_castle() {
+        return (context(turn, m), from_to(m));
     }
+    let (from, to) = (m.from() as usize, m.to() as usize);
+    (piece_index(m.role().of(turn)) * 64 + to, from * 64 + to)
 }
 
 impl Histories {
@@ -244,13 +240,7 @@ mod tests {
     #[test]
     fn gravity_stays_bounded() {
         let mut h = Histories::default();
-        let m = Move::Normal {
-            role: Role::Knight,
-            from: Square::G1,
-            capture: None,
-            to: Square::F3,
-            promotion: None,
-        };
+        let m = Move::quiet(Role::Knight, Square::G1, Square::F3);
         for _ in 0..1000 {
             h.update_quiet(Color::White, m, [Some(5), None, None, None], bonus(20));
         }

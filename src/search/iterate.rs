@@ -214,7 +214,7 @@ impl Thread<'_> {
             elapsed: self.shared.start.elapsed(),
             hashfull: self.shared.tt.hashfull(),
             tbhits: self.shared.total_tbhits(),
-            pv: rm.pv.clone(),
+            pv: rm.pv.iter().map(|m| m.to_shakmaty()).collect(),
         }
     }
 

@@ -10,8 +10,8 @@
 //! in [`params`].
 
 //! The search's own parts:
-//! - [`movepick`] orders a node's moves (staged, the stored move first), [`movegen`]
-//!   generates the noisy moves alone for quiescence, [`history`] keeps the statistics
+//! - [`movepick`] orders a node's moves (staged, the stored move first, generating them
+//!   with `crate::position::movegen`), [`history`] keeps the statistics
 //!   that ordering, reductions and the eval correction learn from, [`see`] judges
 //!   exchanges;
 //! - [`pool`] runs one search from its root to its outcome, over its threads;
@@ -21,7 +21,6 @@
 
 pub mod history;
 mod iterate;
-pub mod movegen;
 pub mod movepick;
 mod node;
 pub mod params;
@@ -40,7 +39,6 @@ use std::{
     time::{Duration, Instant},
 };
 
-use shakmaty::{Move, Position};
 use shakmaty_syzygy::Wdl;
 
 use self::{
@@ -53,6 +51,7 @@ use crate::{
     api::{Control, SearchLimits},
     board::Board,
     nnue::Network,
+    position::{movegen::has_legal_move, Move},
     syzygy::Tablebases,
     types::{Bound, PackedMove, INFINITE, MATE_IN_MAX, MAX_PLY, TB_WIN},
 };
@@ -341,7 +340,7 @@ impl<'a> Thread<'a> {
         }
         let pos = self.board.pos();
         if self.board.is_repetition()
-            || (pos.halfmoves() >= 100 && !(in_check && pos.legal_moves().is_empty()))
+            || (pos.halfmoves() >= 100 && (!in_check || has_legal_move(pos)))
             || pos.is_insufficient_material()
         {
             return Some(self.draw_score());

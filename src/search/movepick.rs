@@ -1,8 +1,8 @@
 //! Staged move ordering and generation.
 //!
 //! Out of check the picker generates the noisy moves (captures and queen promotions)
-//! first and the quiet ones only when their stage is reached ([`super::movegen`]), so a
-//! cutoff by the TT move or a good capture never pays for generating or scoring the
+//! first and the quiet ones only when their stage is reached (`crate::position::movegen`),
+//! so a cutoff by the TT move or a good capture never pays for generating or scoring the
 //! quiets; killers and the countermove are checked against the board on their own. The
 //! moves come out as if all were generated at once and split into the two parts (see
 //! `split`), which is what happens in check, with shakmaty's evasions. A noisy-only picker
@@ -15,37 +15,22 @@
 //! continuation history; the other captures, in the order they were found.
 
 use arrayvec::ArrayVec;
-use shakmaty::{Chess, Color, Move, MoveList, Position, Role};
+use shakmaty::Color;
 
 use super::{
     history::{Contexts, Histories},
-    movegen::{is_legal, noisy_moves, quiet_moves, unpack, CheckSquares},
     params,
     see::{see_ge, value},
 };
-use crate::types::PackedMove;
-
-/// Whether a move is ordered (and pruned) with the captures.
-#[inline]
-pub fn is_noisy(m: Move) -> bool {
-    m.is_capture() || m.promotion() == Some(Role::Queen)
-}
-
-/// Moves the noisy moves of a generated list to its front, each swapped with the move in
-/// its place, and returns their number. The noisy moves keep generation order; the quiet
-/// ones end up in the order the swaps leave them, which is the order equal-scored quiets
-/// are tried in (the search was tuned with it; a stable split, with staged generation's
-/// speed, played −9.7 ± 21.6 and −4.0 ± 14.7 Elo in two SPRTs: `docs/sprt-log.md`).
-pub(super) fn split(moves: &mut [Move]) -> usize {
-    let mut noisy = 0;
-    for i in 0..moves.len() {
-        if is_noisy(moves[i]) {
-            moves.swap(i, noisy);
-            noisy += 1;
-        }
-    }
-    noisy
-}
+use crate::{
+    position::{
+        movegen::{
+            gives_check, is_legal, is_noisy, legal_moves, noisy_moves, quiet_moves, split, unpack,
+        },
+        Move, MoveList, Position,
+    },
+    types::PackedMove,
+};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Stage {
@@ -96,8 +81,6 @@ pub struct MovePicker {
     noisy_only: bool,
     /// After the noisy moves, the quiet moves that give check (quiescence's first ply).
     quiet_checks: bool,
-    /// How to tell them, once their stage is reached.
-    check_squares: Option<CheckSquares>,
     /// `moves[noisy..]` holds the quiet moves (generated with the noisy ones in check, on
     /// their own stage otherwise).
     quiets_generated: bool,
@@ -108,7 +91,7 @@ pub struct MovePicker {
 impl MovePicker {
     /// A picker over every legal move (`with_quiets`), or over the noisy ones only. In check
     /// every evasion counts, so a picker there must be made `with_quiets`.
-    pub fn new(pos: &Chess, hints: OrderingHints, hist: &Histories, with_quiets: bool) -> Self {
+    pub fn new(pos: &Position, hints: OrderingHints, hist: &Histories, with_quiets: bool) -> Self {
         let tt_move = hints.tt_move.and_then(|code| unpack(pos, code));
         let tt_move = tt_move.filter(|&m| with_quiets || is_noisy(m));
         MovePicker::build(pos, hints, hist, with_quiets, tt_move, false)
@@ -119,7 +102,7 @@ impl MovePicker {
     /// noisy-only picker then yields the quiet moves that give check, unordered: as the
     /// quiet list has them (the first ply of quiescence).
     pub fn quiescence(
-        pos: &Chess,
+        pos: &Position,
         hints: OrderingHints,
         hist: &Histories,
         with_quiets: bool,
@@ -134,7 +117,7 @@ impl MovePicker {
     /// would copy.
     #[inline(always)]
     fn build(
-        pos: &Chess,
+        pos: &Position,
         hints: OrderingHints,
         hist: &Histories,
         with_quiets: bool,
@@ -155,7 +138,6 @@ impl MovePicker {
             skip_quiets: !with_quiets,
             noisy_only: !with_quiets,
             quiet_checks: quiet_checks && !with_quiets,
-            check_squares: None,
             quiets_generated: false,
             turn: pos.turn(),
         }
@@ -163,21 +145,21 @@ impl MovePicker {
 
     /// Generates the noisy moves of `pos`, or in check every legal move, noisy ones first.
     /// Called once, by the stage that scores the noisy moves.
-    fn generate(&mut self, pos: &Chess) {
+    fn generate(&mut self, pos: &Position) {
         debug_assert!(self.moves.is_empty());
         if self.noisy_only || !pos.is_check() {
             noisy_moves(pos, &mut self.moves);
             self.noisy = self.moves.len();
             return;
         }
-        self.moves = pos.legal_moves();
+        legal_moves(pos, &mut self.moves);
         self.noisy = split(&mut self.moves);
         self.quiets_generated = true;
     }
 
     /// Appends the quiet moves, unless `generate` already did, in the order the split of
     /// every legal move would leave them (see [`quiet_moves`]).
-    fn generate_quiets(&mut self, pos: &Chess) {
+    fn generate_quiets(&mut self, pos: &Position) {
         if self.quiets_generated {
             return;
         }
@@ -186,9 +168,11 @@ impl MovePicker {
     }
 
     /// Number of legal moves in `pos`, the picker's position (noisy and quiet).
-    pub fn legal_count(&mut self, pos: &Chess) -> usize {
+    pub fn legal_count(&mut self, pos: &Position) -> usize {
         if self.noisy_only || self.stage <= Stage::ScoreNoisy {
-            return pos.legal_moves().len();
+            let mut moves = MoveList::new();
+            legal_moves(pos, &mut moves);
+            return moves.len();
         }
         self.generate_quiets(pos);
         self.moves.len()
@@ -226,7 +210,12 @@ impl MovePicker {
 
     /// A killer or countermove is yielded in its own stage only if it is a legal quiet
     /// move that no earlier stage yielded.
-    fn usable_quiet(&self, pos: &Chess, m: Option<Move>, earlier: &[Option<Move>]) -> Option<Move> {
+    fn usable_quiet(
+        &self,
+        pos: &Position,
+        m: Option<Move>,
+        earlier: &[Option<Move>],
+    ) -> Option<Move> {
         let m = m?;
         let fresh = !is_noisy(m) && Some(m) != self.tt_move && !earlier.contains(&Some(m));
         (fresh && is_legal(pos, m)).then_some(m)
@@ -239,7 +228,7 @@ impl MovePicker {
 
     /// Generates the noisy moves (every move in check) and scores the noisy ones.
     #[inline(never)]
-    fn score_noisy(&mut self, pos: &Chess, hist: &Histories) {
+    fn score_noisy(&mut self, pos: &Position, hist: &Histories) {
         self.generate(pos);
         for i in 0..self.noisy {
             let m = self.moves[i];
@@ -253,22 +242,21 @@ impl MovePicker {
 
     /// Generates the quiet moves unless that was done, and scores them.
     #[inline(never)]
-    fn score_quiets(&mut self, pos: &Chess, hist: &Histories) {
+    fn score_quiets(&mut self, pos: &Position, hist: &Histories) {
         self.generate_quiets(pos);
         self.scores.truncate(self.noisy);
         let score = hist.quiet_scorer(self.turn, self.prev);
         self.scores.extend(self.moves[self.noisy..].iter().map(|&m| score(m)));
     }
 
-    /// Generates the quiet moves unless that was done, and what tells which give check.
+    /// Generates the quiet moves unless that was done, to pick the checks among them.
     #[inline(never)]
-    fn prepare_quiet_checks(&mut self, pos: &Chess) {
+    fn prepare_quiet_checks(&mut self, pos: &Position) {
         self.generate_quiets(pos);
-        self.check_squares = CheckSquares::new(pos);
     }
 
     /// The next move, or `None` when every move was yielded.
-    pub fn next(&mut self, pos: &Chess, hist: &Histories) -> Option<Move> {
+    pub fn next(&mut self, pos: &Position, hist: &Histories) -> Option<Move> {
         loop {
             match self.stage {
                 Stage::TtMove => {
@@ -362,18 +350,13 @@ impl MovePicker {
                     return Some(self.moves[self.cur - 1]);
                 }
                 Stage::QuietChecks => {
-                    let Some(checks) = self.check_squares.as_ref().filter(|_| self.quiet_checks)
-                    else {
-                        self.stage = Stage::Done;
-                        continue;
-                    };
-                    if self.cur == self.moves.len() {
+                    if !self.quiet_checks || self.cur == self.moves.len() {
                         self.stage = Stage::Done;
                         continue;
                     }
                     let m = self.moves[self.cur];
                     self.cur += 1;
-                    if !self.is_special(m) && checks.gives_check(pos, m) {
+                    if !self.is_special(m) && gives_check(pos, m) {
                         return Some(m);
                     }
                 }
@@ -386,10 +369,17 @@ impl MovePicker {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use shakmaty::{fen::Fen, CastlingMode};
+    use shakmaty::{fen::Fen, CastlingMode, Chess};
 
-    fn position(fen: &str) -> Chess {
-        fen.parse::<Fen>().unwrap().into_position(CastlingMode::Standard).unwrap()
+    fn position(fen: &str) -> Position {
+        let pos: Chess = fen.parse::<Fen>().unwrap().into_position(CastlingMode::Standard).unwrap();
+        Position::from_chess(&pos)
+    }
+
+    fn all_moves(pos: &Position) -> MoveList {
+        let mut moves = MoveList::new();
+        legal_moves(pos, &mut moves);
+        moves
     }
 
     /// Staged generation leaves the moves as generating them all at once and splitting
@@ -407,7 +397,7 @@ mod tests {
         let hist = Histories::default();
         for fen in fens {
             let pos = position(fen);
-            let mut expected = pos.legal_moves();
+            let mut expected = all_moves(&pos);
             let noisy = split(&mut expected);
             let mut picker = MovePicker::new(&pos, OrderingHints::default(), &hist, true);
             picker.generate(&pos);
@@ -434,19 +424,19 @@ mod tests {
         for (i, fen) in fens.iter().enumerate() {
             let pos = position(fen);
             let other = position(fens[(i + 1) % fens.len()]);
-            let legal = pos.legal_moves();
+            let legal = all_moves(&pos);
             let quiet: Vec<Move> = legal.iter().copied().filter(|&m| !is_noisy(m)).collect();
             let elsewhere: Vec<Move> =
-                other.legal_moves().into_iter().filter(|&m| !is_noisy(m)).collect();
+                all_moves(&other).into_iter().filter(|&m| !is_noisy(m)).collect();
             let hint_sets = [
                 OrderingHints::default(),
                 OrderingHints {
-                    tt_move: Some(PackedMove::of(legal[legal.len() / 2])),
+                    tt_move: Some(legal[legal.len() / 2].packed()),
                     killers: [quiet.first().copied(), quiet.last().copied()],
                     prev: [None; 4],
                 },
                 OrderingHints {
-                    tt_move: quiet.get(1).map(|&m| PackedMove::of(m)),
+                    tt_move: quiet.get(1).map(|m| m.packed()),
                     killers: [quiet.get(1).copied(), quiet.get(1).copied()],
                     prev: [Some(3), Some(700), Some(9), None],
                 },
@@ -467,7 +457,7 @@ mod tests {
                 }
                 assert_eq!(seen.len(), legal.len(), "{fen}");
                 if let Some(tt) = hints.tt_move {
-                    assert_eq!(PackedMove::of(seen[0]), tt);
+                    assert_eq!(seen[0].packed(), tt);
                 }
                 if pos.is_check() {
                     continue; // a noisy-only picker is for positions out of check

@@ -10,12 +10,11 @@ use std::{
 };
 
 use arrayvec::ArrayVec;
-use shakmaty::{Chess, Color, Move, Position};
+use shakmaty::{Color, Role};
 
 use super::{
     history::{bonus, Contexts},
-    movegen::{gives_check, unpack},
-    movepick::{is_noisy, MovePicker, OrderingHints},
+    movepick::{MovePicker, OrderingHints},
     params,
     see::{face_gain, see_ge},
     tablebase_score,
@@ -24,6 +23,10 @@ use super::{
 };
 use crate::{
     board::CorrectionKeys,
+    position::{
+        movegen::{gives_check, is_noisy, unpack},
+        Move, Position,
+    },
     types::{
         mated_in, Bound, PackedMove, DEPTH_QS, DEPTH_QS_CHECKS, DEPTH_UNSEARCHED, INFINITE,
         MAX_PLY, ONE_PLY, TB_WIN_IN_MAX,
@@ -128,9 +131,8 @@ impl NodeType for NonPv {
 
 /// Whether the side to move has a piece other than pawns and king (null-move guard:
 /// zugzwang is common in pawn endings).
-fn has_pieces(pos: &Chess) -> bool {
-    let b = pos.board();
-    (b.by_color(pos.turn()) & !b.pawns() & !b.kings()).any()
+fn has_pieces(pos: &Position) -> bool {
+    (pos.us() & !pos.by_role(Role::Pawn) & !pos.by_role(Role::King)).any()
 }
 
 /// What a node knows of itself, gathered by steps 4 to 6 and read by the steps after.
@@ -204,14 +206,15 @@ impl Thread<'_> {
     /// and deep enough in the tree (see `SyzygyProbeDepth`).
     fn probe_wdl(&mut self, tb: &TablebaseProbing, ply: usize, depth: i32) -> Option<(i32, Bound)> {
         let pos = self.board.pos();
-        if ply == 0 || pos.halfmoves() != 0 || !tb.tables.covers(pos, tb.limit) {
+        let pieces = pos.occupied().count();
+        if ply == 0 || pos.halfmoves() != 0 || !tb.tables.covers_counts(pieces, pos, tb.limit) {
             return None;
         }
-        let pieces = pos.board().occupied().count();
         if depth < tb.depth && pieces >= tb.limit.min(tb.tables.max_pieces()) {
             return None;
         }
-        let wdl = tb.tables.wdl_after_zeroing(pos)?;
+        // The tables read shakmaty's positions: one is built for the probe.
+        let wdl = tb.tables.wdl_after_zeroing(&pos.to_chess()?)?;
         self.tbhits += 1;
         self.shared.tbhits[self.id].0.store(self.tbhits, Relaxed);
         Some(tablebase_score(wdl, ply, tb.fifty_move_rule))
@@ -785,7 +788,7 @@ impl Thread<'_> {
                     self.shared.tt.store(Record {
                         key: node.key,
                         ply,
-                        mv: PackedMove::of(m),
+                        mv: m.packed(),
                         score,
                         eval: node.raw_eval,
                         depth: depth - params::PROBCUT_STORED_REDUCTION,
@@ -972,7 +975,7 @@ impl Thread<'_> {
         self.shared.tt.store(Record {
             key: node.key,
             ply: node.ply,
-            mv: best_move.map_or(PackedMove::NONE, PackedMove::of),
+            mv: best_move.map_or(PackedMove::NONE, Move::packed),
             score: best_score,
             eval: node.raw_eval,
             depth: node.depth,
@@ -1103,7 +1106,7 @@ impl Thread<'_> {
         self.shared.tt.store(Record {
             key,
             ply,
-            mv: best_move.map_or(PackedMove::NONE, PackedMove::of),
+            mv: best_move.map_or(PackedMove::NONE, Move::packed),
             score: best_score,
             eval: raw_eval,
             depth: tt_depth,

@@ -11,7 +11,6 @@ use std::{
 use shakmaty::{Chess, Move, Position};
 
 use super::{
-    movegen,
     strength::{self, Strength},
     tablebase_score,
     tt::TranspositionTable,
@@ -21,6 +20,7 @@ use crate::{
     api::{Control, Limits, Outcome, Report, SearchLimits, SEARCH_STACK_BYTES},
     board::{key_of, Board},
     nnue::{simd::Simd, Network},
+    position::{movegen, Position as SearchPosition},
     rng::Rng,
     syzygy::Tablebases,
     types::INFINITE,
@@ -101,6 +101,10 @@ impl Search<'_> {
             tbhits: (0..threads.len()).map(|_| PaddedCounter::default()).collect(),
         };
         let board = Board::new(self.pos.clone(), self.history, self.net, self.simd);
+        let root_moves: Vec<_> = root_moves
+            .into_iter()
+            .map(|m| crate::position::Move::from_shakmaty(m).expect("chess has no drops"))
+            .collect();
         let (main_data, helper_data) = threads.split_first_mut().expect("one thread");
         let strength = self.strength;
 
@@ -154,9 +158,11 @@ impl Search<'_> {
         let Some(best) = best else {
             return Outcome { nodes, ..Outcome::default() };
         };
-        let ponder = best.pv.get(1).copied().or_else(|| self.guess_reply(best.mv));
+        let best_move = best.mv.to_shakmaty();
+        let ponder =
+            best.pv.get(1).map(|m| m.to_shakmaty()).or_else(|| self.guess_reply(best_move));
         let (score, _) = shared.root_verdict(best.score, best.bound);
-        Outcome { best: Some(best.mv), ponder, score, depth, nodes }
+        Outcome { best: Some(best_move), ponder, score, depth, nodes }
     }
 
     /// How the search probes the tables; at a root they cover, `root_moves` keeps only
@@ -216,7 +222,7 @@ impl Search<'_> {
         let mut after = self.pos.clone();
         after.play_unchecked(m);
         let hit = self.tt.probe(key_of(&after), 0, after.halfmoves())?;
-        movegen::unpack(&after, hit.mv)
+        movegen::unpack(&SearchPosition::from_chess(&after), hit.mv).map(|m| m.to_shakmaty())
     }
 }
 

@@ -10,10 +10,11 @@
 
 use shakmaty::{
     attacks::{bishop_attacks, rook_attacks},
-    Bitboard, Chess, Color, Move, Position, Role,
+    Bitboard, Role,
 };
 
-use super::{movegen::pins, params};
+use super::params;
+use crate::position::{Move, MoveKind, Position};
 
 /// The exchange value of a piece kind in internal units (the king is never captured).
 #[inline]
@@ -35,21 +36,15 @@ pub fn face_gain(m: Move) -> i32 {
     m.capture().map_or(0, value) + m.promotion().map_or(0, |p| value(p) - value(Role::Pawn))
 }
 
-fn attackers(pos: &Chess, sq: shakmaty::Square, occupied: Bitboard) -> Bitboard {
-    let board = pos.board();
-    board.attacks_to(sq, Color::White, occupied) | board.attacks_to(sq, Color::Black, occupied)
-}
-
 /// Whether `m` wins at least `threshold` in the exchange it starts.
-pub fn see_ge(pos: &Chess, m: Move, threshold: i32) -> bool {
-    let (from, to, mover) = match m {
-        Move::Normal { from, to, role, promotion, .. } => (from, to, promotion.unwrap_or(role)),
+pub fn see_ge(pos: &Position, m: Move, threshold: i32) -> bool {
+    let (from, to) = (m.from(), m.to());
+    let mover = match m.kind() {
+        MoveKind::Normal => m.promotion().unwrap_or(m.role()),
         // Castling moves nothing capturable; en passant is close enough to its face value.
-        Move::Castle { .. } => return threshold <= 0,
-        Move::EnPassant { .. } => return value(Role::Pawn) >= threshold,
-        Move::Put { .. } => return false,
+        MoveKind::Castle => return threshold <= 0,
+        MoveKind::EnPassant => return value(Role::Pawn) >= threshold,
     };
-    let board = pos.board();
     let mut swap = face_gain(m) - threshold;
     if swap < 0 {
         return false;
@@ -58,27 +53,23 @@ pub fn see_ge(pos: &Chess, m: Move, threshold: i32) -> bool {
     if swap <= 0 {
         return true;
     }
-    let mut occupied = board.occupied() ^ Bitboard::from(from) ^ Bitboard::from(to);
+    let mut occupied = pos.occupied() ^ Bitboard::from(from) ^ Bitboard::from(to);
     let mut stm = pos.turn();
-    let mut attackers = attackers(pos, to, occupied);
-    let diagonal = board.bishops_and_queens();
-    let straight = board.rooks_and_queens();
-    // Each side's pieces pinned to its king, and the other side's pieces pinning them,
-    // worked out when that side first has an attacker.
-    let mut pins_by_side: [Option<(Bitboard, Bitboard)>; 2] = [None, None];
+    let mut attackers = pos.attackers(to, occupied);
+    let diagonal = pos.diagonal_sliders();
+    let straight = pos.straight_sliders();
     let mut result = true;
     loop {
         stm = !stm;
         attackers &= occupied;
-        let mut ours = attackers & board.by_color(stm);
+        let mut ours = attackers & pos.by_color(stm);
         if ours.is_empty() {
             break;
         }
-        let (pinned, pinners) = *pins_by_side[stm as usize].get_or_insert_with(|| {
-            board.king_of(stm).map_or((Bitboard(0), Bitboard(0)), |king| pins(board, stm, king))
-        });
-        if (pinners & occupied).any() {
-            ours &= !pinned;
+        // A piece pinned to its king takes no part while its pinner stands.
+        let pins = pos.pins(stm);
+        if (pins.pinners & occupied).any() {
+            ours &= !pins.blockers;
             if ours.is_empty() {
                 break;
             }
@@ -87,11 +78,11 @@ pub fn see_ge(pos: &Chess, m: Move, threshold: i32) -> bool {
         let (role, sq) =
             [Role::Pawn, Role::Knight, Role::Bishop, Role::Rook, Role::Queen, Role::King]
                 .into_iter()
-                .find_map(|r| (ours & board.by_role(r)).first().map(|sq| (r, sq)))
+                .find_map(|r| (ours & pos.by_role(r)).first().map(|sq| (r, sq)))
                 .expect("an attacker has a role");
         if role == Role::King {
             // The king may only take last: if the other side still attacks, it cannot.
-            return if (attackers & !board.by_color(stm)).any() { !result } else { result };
+            return if (attackers & !pos.by_color(stm)).any() { !result } else { result };
         }
         swap = value(role) - swap;
         if swap < i32::from(result) {
@@ -111,12 +102,12 @@ pub fn see_ge(pos: &Chess, m: Move, threshold: i32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use shakmaty::{fen::Fen, uci::UciMove, CastlingMode};
+    use shakmaty::{fen::Fen, uci::UciMove, CastlingMode, Chess};
 
     fn check(fen: &str, uci: &str, threshold: i32) -> bool {
         let pos: Chess = fen.parse::<Fen>().unwrap().into_position(CastlingMode::Standard).unwrap();
         let m = uci.parse::<UciMove>().unwrap().to_move(&pos).unwrap();
-        see_ge(&pos, m, threshold)
+        see_ge(&Position::from_chess(&pos), Move::from_shakmaty(m).unwrap(), threshold)
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Per-ply search state and the triangular principal-variation table.
 
+use crate::position::Move;
 use arrayvec::ArrayVec;
-use shakmaty::Move;
 
 use crate::types::MAX_PLY;
 

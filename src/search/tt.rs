@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::Relaxed};
 
 use rayon::prelude::*;
 
-use shakmaty::Move;
+use crate::position::Move;
 
 use crate::types::{is_decisive, score_from_tt, score_to_tt, Bound, PackedMove, MAX_PLY};
 
@@ -29,7 +29,7 @@ use crate::types::{is_decisive, score_from_tt, score_to_tt, Bound, PackedMove, M
 /// `excluded`, keeps its entry: apart from the full node's, and from the other moves'.
 #[inline]
 pub fn singular_key(key: u64, excluded: Move) -> u64 {
-    key ^ (u64::from(PackedMove::of(excluded).bits()) + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    key ^ (u64::from(excluded.packed().bits()) + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
 /// What a search stores for a position: [`TranspositionTable::store`]'s argument, its fields
