@@ -263,6 +263,13 @@ impl Position {
         PIECES[usize::from(self.mailbox[sq as usize] & 15)]
     }
 
+    /// The mailbox code of the piece on `sq` (0 for an empty square; the low three bits
+    /// are the role's number).
+    #[inline(always)]
+    pub(crate) fn code_at(&self, sq: Square) -> u8 {
+        self.mailbox[sq as usize]
+    }
+
     /// The role of the piece on `sq`.
     #[inline(always)]
     pub fn role_at(&self, sq: Square) -> Option<Role> {

@@ -17,7 +17,7 @@
 
 use shakmaty::{attacks, Bitboard, CastlingSide, Color, Rank, Role, Square};
 
-use super::{Move, MoveList, Position};
+use super::{CheckSquares, Move, MoveList, Position};
 use crate::types::PackedMove;
 
 const FILE_A: Bitboard = Bitboard(0x0101_0101_0101_0101);
@@ -49,18 +49,20 @@ pub fn split(moves: &mut [Move]) -> usize {
     noisy
 }
 
-/// Which moves [`generate`] yields.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Moves {
-    Noisy,
-    Quiet,
-    All,
-}
+/// Which moves [`generate`] yields: a parameter fixed at compile time, so that each kind
+/// gets its own code without the tests of the others.
+type Moves = u8;
+/// The noisy moves alone.
+const NOISY: Moves = 0;
+/// The quiet moves alone, in the split's order.
+const QUIET: Moves = 1;
+/// Every move, in generation order.
+const ALL: Moves = 2;
 
 /// Appends the legal noisy moves of a position that is not in check to `moves`, in
 /// generation order.
 pub fn noisy_moves(pos: &Position, moves: &mut MoveList) {
-    generate(pos, Moves::Noisy, moves);
+    generate::<NOISY>(pos, moves);
 }
 
 /// Appends the legal quiet moves of a position that is not in check to `moves`, in the
@@ -70,7 +72,7 @@ pub fn noisy_moves(pos: &Position, moves: &mut MoveList) {
 /// each noisy move, in its place in generation order, does that to the quiet moves found
 /// before it, and is not generated itself.
 pub fn quiet_moves(pos: &Position, moves: &mut MoveList) {
-    generate(pos, Moves::Quiet, moves);
+    generate::<QUIET>(pos, moves);
 }
 
 /// Appends every legal move of `pos` to `moves`, in shakmaty's `legal_moves` order.
@@ -78,7 +80,7 @@ pub fn legal_moves(pos: &Position, moves: &mut MoveList) {
     if pos.is_check() {
         evasions(pos, moves);
     } else {
-        generate(pos, Moves::All, moves);
+        generate::<ALL>(pos, moves);
     }
 }
 
@@ -89,27 +91,26 @@ pub fn has_legal_move(pos: &Position) -> bool {
     !moves.is_empty()
 }
 
-/// Where [`generate`] puts what it finds.
-struct Sink<'a> {
+/// Where [`generate`] puts what it finds, for moves of kind `W`.
+struct Sink<'a, const W: Moves> {
     moves: &'a mut MoveList,
-    which: Moves,
-    /// For [`Moves::Quiet`], the quiet moves found so far are `moves[front..]`; the ones
+    /// For [`QUIET`], the quiet moves found so far are `moves[front..]`; the ones
     /// before, from `start`, are stale copies left by rotating them to the back.
     start: usize,
     front: usize,
 }
 
-impl Sink<'_> {
+impl<const W: Moves> Sink<'_, W> {
     #[inline(always)]
     fn quiet(&mut self, m: Move) {
-        debug_assert!(self.which != Moves::Noisy);
+        debug_assert!(W != NOISY);
         self.push(m);
     }
 
     /// A noisy move, made only if it is to be kept.
     #[inline(always)]
     fn noisy(&mut self, m: impl FnOnce() -> Move) {
-        if self.which != Moves::Quiet {
+        if W != QUIET {
             self.moves.push(m());
         } else if self.front < self.moves.len() {
             let first = self.moves[self.front];
@@ -160,9 +161,10 @@ fn pawn_directions(us: Color) -> (i32, i32, i32, Rank) {
     }
 }
 
-fn generate(pos: &Position, which: Moves, moves: &mut MoveList) {
+#[inline(always)]
+fn generate<const W: Moves>(pos: &Position, moves: &mut MoveList) {
     debug_assert!(!pos.is_check(), "evasions have their own generator");
-    let quiets = which != Moves::Noisy;
+    let quiets = W != NOISY;
     let us = pos.turn();
     let them = pos.them();
     let occupied = pos.occupied();
@@ -175,14 +177,14 @@ fn generate(pos: &Position, which: Moves, moves: &mut MoveList) {
         |from| if pinned.contains(from) { attacks::ray(king, from) } else { Bitboard::FULL };
     let safe = |from, to| pin_line(from).contains(to);
     let start = moves.len();
-    let mut out = Sink { moves, which, start, front: start };
-    let capture = |to| pos.role_at(to);
+    let mut out = Sink::<W> { moves, start, front: start };
+    let victim = |to| pos.code_at(to);
 
     let pawns = pos.our(Role::Pawn);
     let (forward, west, east, double_rank) = pawn_directions(us);
     // En passant and the other pawn captures come before any quiet move: for the quiet
     // moves alone they change nothing.
-    if which != Moves::Quiet {
+    if W != QUIET {
         en_passant(pos, king, |m| out.noisy(|| m));
 
         // Pawn captures toward the a-file, then toward the h-file; each direction's plain
@@ -192,7 +194,7 @@ fn generate(pos: &Position, which: Moves, moves: &mut MoveList) {
             for to in captures & !Bitboard::BACKRANKS {
                 let from = Square::new((to as i32 - offset) as u32);
                 if safe(from, to) {
-                    out.noisy(|| Move::normal(Role::Pawn, from, to, capture(to), None));
+                    out.noisy(|| Move::capture_code(Role::Pawn, from, to, victim(to), None));
                 }
             }
             for to in captures & Bitboard::BACKRANKS {
@@ -200,7 +202,7 @@ fn generate(pos: &Position, which: Moves, moves: &mut MoveList) {
                 if safe(from, to) {
                     for promotion in PROMOTIONS {
                         out.noisy(|| {
-                            Move::normal(Role::Pawn, from, to, capture(to), Some(promotion))
+                            Move::capture_code(Role::Pawn, from, to, victim(to), Some(promotion))
                         });
                     }
                 }
@@ -246,7 +248,7 @@ fn generate(pos: &Position, which: Moves, moves: &mut MoveList) {
             let reach = attacks::attacks(from, role.of(us), occupied) & pin_line(from);
             for to in reach & targets {
                 if them.contains(to) {
-                    out.noisy(|| Move::normal(role, from, to, capture(to), None));
+                    out.noisy(|| Move::capture_code(role, from, to, victim(to), None));
                 } else {
                     out.quiet(Move::quiet(role, from, to));
                 }
@@ -258,7 +260,7 @@ fn generate(pos: &Position, which: Moves, moves: &mut MoveList) {
     for to in attacks::king_attacks(king) & targets {
         if pos.attacks_to(to, !us, occupied).is_empty() {
             if them.contains(to) {
-                out.noisy(|| Move::normal(Role::King, king, to, capture(to), None));
+                out.noisy(|| Move::capture_code(Role::King, king, to, victim(to), None));
             } else {
                 out.quiet(Move::quiet(Role::King, king, to));
             }
@@ -271,7 +273,7 @@ fn generate(pos: &Position, which: Moves, moves: &mut MoveList) {
             }
         }
     }
-    if which == Moves::Quiet {
+    if W == QUIET {
         out.compact();
     }
 }
@@ -293,7 +295,7 @@ fn evasions(pos: &Position, moves: &mut MoveList) {
     let occupied = pos.occupied();
     for to in attacks::king_attacks(king) & !pos.us() & !attacked {
         if pos.attacks_to(to, !us, occupied).is_empty() {
-            moves.push(Move::normal(Role::King, king, to, pos.role_at(to), None));
+            moves.push(Move::capture_code(Role::King, king, to, pos.code_at(to), None));
         }
     }
     let Some(checker) = checkers.single_square() else {
@@ -302,7 +304,7 @@ fn evasions(pos: &Position, moves: &mut MoveList) {
     let target = attacks::between(king, checker).with(checker);
     let pinned = pos.pinned();
     let safe = |from, to| !pinned.contains(from) || attacks::aligned(from, to, king);
-    let capture = |to| pos.role_at(to);
+    let victim = |to| pos.code_at(to);
 
     let pawns = pos.our(Role::Pawn);
     let (forward, west, east, double_rank) = pawn_directions(us);
@@ -311,14 +313,20 @@ fn evasions(pos: &Position, moves: &mut MoveList) {
         for to in captures & !Bitboard::BACKRANKS {
             let from = Square::new((to as i32 - offset) as u32);
             if safe(from, to) {
-                moves.push(Move::normal(Role::Pawn, from, to, capture(to), None));
+                moves.push(Move::capture_code(Role::Pawn, from, to, victim(to), None));
             }
         }
         for to in captures & Bitboard::BACKRANKS {
             let from = Square::new((to as i32 - offset) as u32);
             if safe(from, to) {
                 for promotion in PROMOTIONS {
-                    moves.push(Move::normal(Role::Pawn, from, to, capture(to), Some(promotion)));
+                    moves.push(Move::capture_code(
+                        Role::Pawn,
+                        from,
+                        to,
+                        victim(to),
+                        Some(promotion),
+                    ));
                 }
             }
         }
@@ -348,7 +356,7 @@ fn evasions(pos: &Position, moves: &mut MoveList) {
         for from in pos.our(role) {
             for to in attacks::attacks(from, role.of(us), occupied) & target {
                 if safe(from, to) {
-                    moves.push(Move::normal(role, from, to, capture(to), None));
+                    moves.push(Move::capture_code(role, from, to, victim(to), None));
                 }
             }
         }
@@ -385,29 +393,41 @@ pub fn castling_move(pos: &Position, side: CastlingSide) -> Option<Move> {
 }
 
 /// Whether legal move `m` gives check, worked out from the position before it (the move
-/// loop prunes before it makes the move): by the check squares for a plain move; castling
-/// and en passant, which move two pieces, are played out on a copy.
+/// loop prunes before it makes the move): see [`CheckSquares::gives_check`].
 #[inline]
 pub fn gives_check(pos: &Position, m: Move) -> bool {
-    let Some(squares) = pos.check_squares() else {
-        return false;
-    };
-    let (from, to) = (m.from(), m.to());
-    if m.is_castle() || m.is_en_passant() {
-        let mut after = pos.clone();
-        after.play(m);
-        return after.is_check();
-    }
-    let discovered =
-        squares.discoverers.contains(from) && !attacks::aligned(from, to, squares.king);
-    match m.promotion() {
-        None => squares.by_role[m.role() as usize - 1].contains(to) || discovered,
-        // A promotion's new piece sees through the square the pawn left.
-        Some(promotion) => {
-            let occupied = pos.occupied().without(from).with(to);
-            attacks::attacks(to, promotion.of(pos.turn()), occupied).contains(squares.king)
-                || discovered
+    pos.check_squares().is_some_and(|squares| squares.gives_check(pos, m))
+}
+
+impl CheckSquares {
+    /// Whether legal move `m` of `pos`, the position these squares belong to, gives check:
+    /// for a plain move, whether it lands on a check square of its piece or uncovers a
+    /// slider's line; the rest out of line.
+    #[inline(always)]
+    pub fn gives_check(&self, pos: &Position, m: Move) -> bool {
+        if m.is_plain() {
+            let (from, to) = (m.from(), m.to());
+            self.by_role[m.role() as usize - 1].contains(to)
+                || (self.discoverers.contains(from) && !attacks::aligned(from, to, self.king))
+        } else {
+            self.special_gives_check(pos, m)
         }
+    }
+
+    /// [`CheckSquares::gives_check`] for promotions, castling and en passant. Castling and
+    /// en passant, which move two pieces, are played out on a copy.
+    #[inline(never)]
+    fn special_gives_check(&self, pos: &Position, m: Move) -> bool {
+        let (from, to) = (m.from(), m.to());
+        let Some(promotion) = m.promotion() else {
+            let mut after = pos.clone();
+            after.play(m);
+            return after.is_check();
+        };
+        // A promotion's new piece sees through the square the pawn left.
+        let occupied = pos.occupied().without(from).with(to);
+        attacks::attacks(to, promotion.of(pos.turn()), occupied).contains(self.king)
+            || (self.discoverers.contains(from) && !attacks::aligned(from, to, self.king))
     }
 }
 

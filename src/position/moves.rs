@@ -46,6 +46,19 @@ const ROLES: [Option<Role>; 8] = [
     None,
 ];
 
+/// Roles by number for a field that always holds one (the moving piece): the unused
+/// numbers 0 and 7 read as pawn and king, so that the lookup needs no test.
+const MOVER: [Role; 8] = [
+    Role::Pawn,
+    Role::Pawn,
+    Role::Knight,
+    Role::Bishop,
+    Role::Rook,
+    Role::Queen,
+    Role::King,
+    Role::King,
+];
+
 const ROLE_SHIFT: u32 = 16;
 const CAPTURE_SHIFT: u32 = 19;
 const KIND_SHIFT: u32 = 22;
@@ -70,6 +83,24 @@ impl Move {
             None => 0,
         };
         Move::assemble(MoveKind::Normal, role, from, to, capture, promotion)
+    }
+
+    /// A capture by `role` of the piece whose mailbox code is `victim` (its low three
+    /// bits are the captured role's number), promoting to `promotion`: the generator's
+    /// way, reading the victim straight from the board.
+    #[inline(always)]
+    pub(super) const fn capture_code(
+        role: Role,
+        from: Square,
+        to: Square,
+        victim: u8,
+        promotion: Option<Role>,
+    ) -> Move {
+        let promotion = match promotion {
+            Some(r) => r as u32,
+            None => 0,
+        };
+        Move::assemble(MoveKind::Normal, role, from, to, (victim & 7) as u32, promotion)
     }
 
     /// A quiet move of `role`: no capture, no promotion.
@@ -132,7 +163,7 @@ impl Move {
     /// The moving piece's role (the king, for castling).
     #[inline(always)]
     pub fn role(self) -> Role {
-        ROLES[((self.bits() >> ROLE_SHIFT) & 7) as usize].expect("a move has a role")
+        MOVER[((self.bits() >> ROLE_SHIFT) & 7) as usize]
     }
 
     /// The captured piece's role (a pawn, for en passant).
@@ -167,6 +198,13 @@ impl Move {
     #[inline(always)]
     pub const fn is_promotion(self) -> bool {
         self.bits() & (7 << 12) != 0
+    }
+
+    /// Whether this is a plain move: neither castling nor en passant nor a promotion (one
+    /// piece leaves one square for another).
+    #[inline(always)]
+    pub const fn is_plain(self) -> bool {
+        self.bits() & (3 << KIND_SHIFT | 7 << 12) == 0
     }
 
     /// Whether the move promotes to a queen.
@@ -288,6 +326,8 @@ mod tests {
                 assert_eq!(ours.is_en_passant(), m.is_en_passant());
                 assert_eq!(ours.is_zeroing(), m.is_zeroing());
                 assert_eq!(ours.castling_side(), m.castling_side());
+                let plain = matches!(m, shakmaty::Move::Normal { promotion: None, .. });
+                assert_eq!(ours.is_plain(), plain);
                 assert_eq!(ours.packed(), PackedMove::of(m));
                 all.push((ours, m));
             }

@@ -1059,8 +1059,10 @@ impl Thread<'_> {
         while let Some(m) = picker.next(self.board.pos(), &self.data.hist) {
             if best_score > -TB_WIN_IN_MAX {
                 if !in_check {
-                    // Losing captures cannot raise the score of a quiet position.
-                    if !see_ge(self.board.pos(), m, 0) {
+                    // Losing captures cannot raise the score of a quiet position (the
+                    // picker's own exchange test may already have said).
+                    let wins = picker.see_nonneg();
+                    if !wins.unwrap_or_else(|| see_ge(self.board.pos(), m, 0)) {
                         continue;
                     }
                     // Delta pruning: even winning the victim for free stays below alpha

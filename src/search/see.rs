@@ -102,7 +102,7 @@ pub fn see_ge(pos: &Position, m: Move, threshold: i32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use shakmaty::{fen::Fen, uci::UciMove, CastlingMode, Chess};
+    use shakmaty::{fen::Fen, uci::UciMove, CastlingMode, Chess, Position as _};
 
     fn check(fen: &str, uci: &str, threshold: i32) -> bool {
         let pos: Chess = fen.parse::<Fen>().unwrap().into_position(CastlingMode::Standard).unwrap();
@@ -155,5 +155,41 @@ mod tests {
         let fen = "4k3/P7/8/8/8/8/8/4K3 w - - 0 1";
         assert!(check(fen, "a7a8q", queen - pawn));
         assert!(!check(fen, "a7a8q", queen - pawn + 1));
+    }
+
+    /// An exchange that wins at least a threshold wins at least every smaller one: the
+    /// result falls from true to false once, as the threshold rises (the picker and the
+    /// quiescence search rely on it to share one test), for every capture and quiet move
+    /// within two plies of positions full of exchanges.
+    #[test]
+    fn the_result_falls_once_as_the_threshold_rises() {
+        let fens = [
+            "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+            "1k1r3q/1ppn3p/p4b2/4p3/8/P2N2P1/1PP1R1BP/2K1Q3 w - - 0 1",
+            "r1bq1rk1/pp2nppp/2n1p3/3pP3/1b1P4/2NB1N2/PP3PPP/R1BQ1RK1 w - - 0 10",
+            "4k3/8/4p3/3n4/8/1B6/8/4R1K1 w - - 0 1",
+        ];
+        let mut tested = 0;
+        for fen in fens {
+            let root: Chess =
+                fen.parse::<Fen>().unwrap().into_position(CastlingMode::Standard).unwrap();
+            let mut positions = vec![root.clone()];
+            for m in root.legal_moves() {
+                let mut child = root.clone();
+                child.play_unchecked(m);
+                positions.push(child);
+            }
+            for pos in &positions {
+                let own = Position::from_chess(pos);
+                for m in pos.legal_moves() {
+                    let m = Move::from_shakmaty(m).unwrap();
+                    let results: Vec<bool> =
+                        (-3000..=3000).step_by(50).map(|t| see_ge(&own, m, t)).collect();
+                    assert!(results.windows(2).all(|w| w[0] || !w[1]), "{m} in {pos:?}");
+                    tested += 1;
+                }
+            }
+        }
+        assert!(tested > 1000, "{tested} moves");
     }
 }
