@@ -149,8 +149,7 @@ impl Board {
         let (done, next) = self.positions.split_at_mut(ply + 1);
         let (pos, next) = (&done[ply], &mut next[0]);
         self.acc.push_move(pos.turn(), m);
-        next.clone_from(pos);
-        next.play(m);
+        pos.play_into(m, next);
         self.keys[self.root + ply + 1] = next.key();
         self.since_null[ply + 1] = self.since_null[ply] + 1;
         self.ply = ply + 1;

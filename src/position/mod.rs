@@ -457,9 +457,36 @@ impl Position {
         }
     }
 
-    /// Plays legal move `m` (copy-make: on a copy of the position before it).
+    /// Plays legal move `m` (on a copy of the position before it: see also
+    /// [`Position::play_into`]).
     #[inline]
     pub fn play(&mut self, m: Move) {
+        self.pins = Default::default();
+        self.check_squares = OnceCell::new();
+        self.apply(m);
+    }
+
+    /// Writes into `next` this position with legal move `m` played: copy-make without
+    /// copying what this position worked out about itself (pins, check squares), which
+    /// the next one must work out anew.
+    #[inline]
+    pub fn play_into(&self, m: Move, next: &mut Position) {
+        next.by_role = self.by_role;
+        next.by_color = self.by_color;
+        next.mailbox = self.mailbox;
+        next.key = self.key;
+        next.castling = self.castling;
+        next.halfmoves = self.halfmoves;
+        next.ep_square = self.ep_square;
+        next.turn = self.turn;
+        next.pins = Default::default();
+        next.check_squares = OnceCell::new();
+        next.apply(m);
+    }
+
+    /// [`Position::play`] but for the caches, which the caller has emptied.
+    #[inline(always)]
+    fn apply(&mut self, m: Move) {
         let us = self.turn;
         let them = !us;
         let (from, to) = (m.from(), m.to());
@@ -531,9 +558,37 @@ impl Position {
         }
         self.key = key;
         self.turn = them;
-        self.checkers = self.find_checkers();
-        self.pins = Default::default();
-        self.check_squares = OnceCell::new();
+        self.checkers = if m.is_plain() {
+            self.checkers_after(m.role(), from, to)
+        } else {
+            self.find_checkers()
+        };
+    }
+
+    /// The checkers of the side to move after a plain move of `role` (already made) from
+    /// `from` to `to`: the moved piece itself, and a slider whose line to the king the
+    /// move opened. Nothing else can check: the king was not in check before.
+    #[inline(always)]
+    fn checkers_after(&self, role: Role, from: Square, to: Square) -> Bitboard {
+        let king = self.king_of(self.turn);
+        let mover = !self.turn;
+        let occupied = self.occupied();
+        let direct = match role {
+            Role::Pawn => attacks::pawn_attacks(mover, to).contains(king),
+            Role::Knight => attacks::knight_attacks(to).contains(king),
+            Role::Bishop => attacks::bishop_attacks(to, occupied).contains(king),
+            Role::Rook => attacks::rook_attacks(to, occupied).contains(king),
+            Role::Queen => attacks::queen_attacks(to, occupied).contains(king),
+            Role::King => false,
+        };
+        let mut checkers = if direct { Bitboard::from(to) } else { Bitboard(0) };
+        // A line through `from` to the king, unless the piece stayed on it.
+        if attacks::ray(king, from).any() && !attacks::aligned(king, from, to) {
+            let ours = self.by_color(mover);
+            checkers |= attacks::rook_attacks(king, occupied) & self.straight_sliders() & ours;
+            checkers |= attacks::bishop_attacks(king, occupied) & self.diagonal_sliders() & ours;
+        }
+        checkers
     }
 
     /// Whether `side`, to move after a double push to `pushed` over `ep`, can take en

@@ -166,6 +166,20 @@ impl Move {
         MOVER[((self.bits() >> ROLE_SHIFT) & 7) as usize]
     }
 
+    /// The moving piece's role as shakmaty numbers it, 1 (pawn) to 6 (king): an index
+    /// without a lookup.
+    #[inline(always)]
+    pub const fn role_number(self) -> usize {
+        ((self.bits() >> ROLE_SHIFT) & 7) as usize
+    }
+
+    /// The captured piece's role as shakmaty numbers it, 0 for none (a pawn, 1, for en
+    /// passant).
+    #[inline(always)]
+    pub const fn capture_number(self) -> usize {
+        ((self.bits() >> CAPTURE_SHIFT) & 7) as usize
+    }
+
     /// The captured piece's role (a pawn, for en passant).
     #[inline(always)]
     pub fn capture(self) -> Option<Role> {
@@ -216,13 +230,13 @@ impl Move {
     /// Whether this is castling.
     #[inline(always)]
     pub const fn is_castle(self) -> bool {
-        matches!(self.kind(), MoveKind::Castle)
+        self.bits() & (3 << KIND_SHIFT) == (MoveKind::Castle as u32) << KIND_SHIFT
     }
 
     /// Whether this is an en passant capture.
     #[inline(always)]
     pub const fn is_en_passant(self) -> bool {
-        matches!(self.kind(), MoveKind::EnPassant)
+        self.bits() & (3 << KIND_SHIFT) == (MoveKind::EnPassant as u32) << KIND_SHIFT
     }
 
     /// Whether the move resets the fifty-move counter (a capture or a pawn move).
@@ -317,6 +331,8 @@ mod tests {
                 assert_eq!(Some(ours.from()), m.from());
                 assert_eq!(ours.to(), m.to());
                 assert_eq!(ours.role(), m.role());
+                assert_eq!(ours.role_number(), m.role() as usize);
+                assert_eq!(ours.capture_number(), m.capture().map_or(0, |r| r as usize));
                 assert_eq!(ours.capture(), m.capture());
                 assert_eq!(ours.promotion(), m.promotion());
                 assert_eq!(ours.is_capture(), m.is_capture());

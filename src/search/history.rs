@@ -8,7 +8,7 @@
 //! pulls the entry toward +MAX and a malus toward −MAX, with steps that shrink as it nears
 //! the bound, so entries stay in range and recent results weigh more than old ones.
 
-use shakmaty::{Color, Piece};
+use shakmaty::Color;
 
 use super::params;
 use crate::{board::CorrectionKeys, position::Move};
@@ -35,9 +35,11 @@ fn gravity(entry: &mut i16, bonus: i32) {
     *entry = (e + bonus - e * bonus.abs() / HISTORY_MAX) as i16;
 }
 
-#[inline]
-fn piece_index(piece: Piece) -> usize {
-    usize::from(piece.color == Color::Black) * 6 + piece.role as usize - 1
+/// The index of the piece of `turn` whose role has the number `role` (1 to 6, as a move
+/// gives it) among the twelve: white's pawn to king, then black's.
+#[inline(always)]
+fn moved_piece_index(turn: Color, role: usize) -> usize {
+    usize::from(turn == Color::Black) * 6 + role - 1
 }
 
 /// The context of a move for continuation history and countermoves: the piece that
@@ -48,7 +50,7 @@ pub fn context(turn: Color, m: Move) -> usize {
         Some(side) => side.king_to(turn),
         None => m.to(),
     };
-    piece_index(m.role().of(turn)) * 64 + to as usize
+    moved_piece_index(turn, m.role_number()) * 64 + to as usize
 }
 
 /// Contexts of the moves one, two, four and six plies before a node (`None` where there
@@ -105,7 +107,7 @@ fn quiet_indices(turn: Color, m: Move) -> (usize, usize) {
         return (context(turn, m), from_to(m));
     }
     let (from, to) = (m.from() as usize, m.to() as usize);
-    (piece_index(m.role().of(turn)) * 64 + to, from * 64 + to)
+    (moved_piece_index(turn, m.role_number()) * 64 + to, from * 64 + to)
 }
 
 impl Histories {
@@ -195,8 +197,8 @@ impl Histories {
     /// Capture-history score of a capture (or promotion).
     #[inline]
     pub fn capture(&self, turn: Color, m: Move) -> i32 {
-        let captured = m.capture().map_or(0, |r| r as usize - 1);
-        i32::from(self.capture[piece_index(m.role().of(turn))][m.to() as usize][captured])
+        let captured = m.capture_number().saturating_sub(1);
+        i32::from(self.capture[moved_piece_index(turn, m.role_number())][m.to() as usize][captured])
     }
 
     /// Adds `bonus` (negative for a malus) to a quiet move's butterfly and continuation
@@ -211,9 +213,9 @@ impl Histories {
 
     /// Adds `bonus` to a capture's entry.
     pub fn update_capture(&mut self, turn: Color, m: Move, bonus: i32) {
-        let captured = m.capture().map_or(0, |r| r as usize - 1);
+        let captured = m.capture_number().saturating_sub(1);
         gravity(
-            &mut self.capture[piece_index(m.role().of(turn))][m.to() as usize][captured],
+            &mut self.capture[moved_piece_index(turn, m.role_number())][m.to() as usize][captured],
             bonus,
         );
     }
