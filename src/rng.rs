@@ -48,6 +48,12 @@ impl Rng {
         (self.next_u64() >> 40) as f32 * (1.0 / (1u64 << 24) as f32)
     }
 
+    /// A uniform double in `[0, 1)`, from the top 53 bits.
+    #[inline]
+    pub fn unit_f64(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+
     /// A standard normal sample (Box–Muller).
     pub fn normal(&mut self) -> f32 {
         let u1 = self.unit_f32().max(1e-7);
