@@ -22,8 +22,8 @@
 //! - [`train`]: the CPU trainer and quantiser (`nue train`), with its own SIMD kernels,
 //!   and the fit of the WDL model (`nue wdl-fit`).
 //! - [`pgn`]: PGN games with their comments, for books and the WDL fit.
-//! - [`tune`]: the SPSA tuner of the search parameters: OpenBench's schedule, its whole
-//!   state in one checksummed file, resumable at any iteration.
+//! - [`tune`]: `nue tune`, the SPSA tuner of the search parameters: fixed-node games
+//!   through fastchess, its whole state in one checksummed file, resumable at any iteration.
 //! - [`plot`]: training curves and the nets' history as SVG (`nue plot`).
 //! - [`bench`](mod@bench), [`perft`], [`tools`]: the `bench`, `perft` and `eval` subcommands.
 //! - [`rng`]: the seedable generator behind shuffling and training.

@@ -61,6 +61,11 @@ enum Command {
     /// (`name, int, value, min, max, c_end, r_end`); the engine tuned must be built with
     /// `--features tune`, which makes each parameter a UCI option.
     Spsa,
+    /// Tune the search parameters by SPSA in fixed-node games through fastchess, in pieces
+    /// that resume where they stopped: `new` writes a tune's state file, `run` plays on from
+    /// it, `show` prints its values (docs/tuning.md).
+    #[command(subcommand)]
+    Tune(nue::tune::TuneCommand),
     /// Opening positions for data generation, as OpenBench asks for them:
     /// `genfens N seed S book <path|None> [plies=N] [bound=CP] [nodes=N]`, each printed as
     /// `info string genfens <FEN>`: N distinct positions, the openings `nue datagen --seed
@@ -176,6 +181,7 @@ fn run(cli: Cli) -> Result<()> {
             eprintln!("wrote {}", out.display());
             Ok(())
         }
+        Some(Command::Tune(command)) => nue::tune::main(&command),
         Some(Command::WdlFit(args)) => nue::train::wdl_fit::run_fit(&args).map(|_| ()),
         Some(Command::Spsa) => {
             write!(std::io::stdout(), "{}", nue::search::params::spsa_input())?;
