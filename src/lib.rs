@@ -24,7 +24,7 @@
 //! - [`pgn`]: PGN games with their comments, for books and the WDL fit.
 //! - [`tune`]: `nue tune`, the SPSA tuner of the search parameters: fixed-node games
 //!   through fastchess, its whole state in one checksummed file, resumable at any iteration.
-//! - [`plot`]: training curves and the nets' history as SVG (`nue plot`).
+//! - [`plot`]: training curves, the nets' history and a tune's paths as SVG (`nue plot`).
 //! - [`bench`](mod@bench), [`perft`], [`tools`]: the `bench`, `perft` and `eval` subcommands.
 //! - [`rng`]: the seedable generator behind shuffling and training.
 //!

@@ -103,6 +103,14 @@ enum Plot {
         #[arg(long, default_value = "nets/history.svg")]
         out: PathBuf,
     },
+    /// A tune's parameters against the games played, one panel each, from its state file
+    /// (`nue tune`).
+    Tune {
+        /// The tune's state file.
+        state: PathBuf,
+        /// The SVG to write.
+        out: PathBuf,
+    },
 }
 
 /// The command line as words. OpenBench passes a command and its arguments as one
@@ -178,6 +186,18 @@ fn run(cli: Cli) -> Result<()> {
             let rows = nue::plot::read_nets_history(&text)
                 .with_context(|| format!("reading {}", history.display()))?;
             nue::plot::nets_history(&rows, &out)?;
+            eprintln!("wrote {}", out.display());
+            Ok(())
+        }
+        Some(Command::Plot(Plot::Tune { state, out })) => {
+            let tune = nue::tune::State::load(&state)?;
+            let title = format!(
+                "{}: {} of {} games",
+                state.display(),
+                nue::tune::thousands(tune.games()),
+                nue::tune::thousands(tune.schedule.planned_games())
+            );
+            nue::plot::tune_paths(&title, &nue::tune::paths(&tune), &out)?;
             eprintln!("wrote {}", out.display());
             Ok(())
         }

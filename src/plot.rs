@@ -1,6 +1,7 @@
 //! The pictures engine authors look at instead of logs, drawn as SVG: a training run's
-//! curves (`nue train` redraws them after every epoch, `nue plot training` compares runs)
-//! and the history of the default nets (`nue plot nets`, from `nets/history.tsv`).
+//! curves (`nue train` redraws them after every epoch, `nue plot training` compares runs),
+//! the history of the default nets (`nue plot nets`, from `nets/history.tsv`) and the
+//! paths of a tune's parameters (`nue plot tune`, from its state file).
 
 use std::{
     ops::Range,
@@ -336,6 +337,81 @@ pub fn nets_history(rows: &[NetRow], out: &Path) -> Result<()> {
             .map_err(plot_error)?;
     }
     root.present().map_err(plot_error)
+}
+
+/// One tuned parameter's path, for [`tune_paths`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParamPath {
+    /// The parameter's name.
+    pub name: String,
+    /// Where the tune started it.
+    pub start: f64,
+    /// Its perturbation at the end of the tune: about the change games can tell apart.
+    pub c_end: f64,
+    /// Its value now.
+    pub value: f64,
+    /// (games played, value) from the start on.
+    pub points: Vec<(f64, f64)>,
+}
+
+/// Panels per row of [`tune_paths`].
+const TUNE_COLUMNS: usize = 4;
+
+/// Draws a tune's parameters, one small panel each, four to a row: the value against the
+/// games played (solid), the start (dashed) and a band of one `c_end` either side of it,
+/// so that every panel shows how far its parameter moved in steps that games can tell
+/// apart, whatever its units.
+pub fn tune_paths(title: &str, paths: &[ParamPath], out: &Path) -> Result<()> {
+    ensure!(!paths.is_empty(), "no parameters to draw");
+    let rows = paths.len().div_ceil(TUNE_COLUMNS);
+    let size = (TUNE_COLUMNS as u32 * 300, rows as u32 * 190 + 40);
+    let root = SVGBackend::new(out, size).into_drawing_area();
+    root.fill(&WHITE).map_err(plot_error)?;
+    let root = root.titled(title, ("sans-serif", 20)).map_err(plot_error)?;
+    let games =
+        paths.iter().flat_map(|p| p.points.iter().map(|&(g, _)| g)).fold(0.0, f64::max).max(1.0);
+    for (path, area) in paths.iter().zip(root.split_evenly((rows, TUNE_COLUMNS)).iter()) {
+        let band = (path.start - path.c_end, path.start + path.c_end);
+        let y = padded(path.points.iter().map(|&(_, v)| v).chain([band.0, band.1]));
+        let decimals = if y.end - y.start < 10.0 { 1 } else { 0 };
+        let caption = format!("{}: {} → {:.1}", path.name, path.start, path.value);
+        let mut c = ChartBuilder::on(area)
+            .caption(caption, ("sans-serif", 13))
+            .margin(6)
+            .margin_right(16)
+            .x_label_area_size(22)
+            .y_label_area_size(44)
+            .build_cartesian_2d(0.0..games, y)
+            .map_err(plot_error)?;
+        c.configure_mesh()
+            .light_line_style(WHITE)
+            .x_labels(4)
+            .y_labels(5)
+            .label_style(("sans-serif", 10))
+            .x_label_formatter(&|x| games_label(*x))
+            .y_label_formatter(&|y| format!("{y:.decimals$}"))
+            .draw()
+            .map_err(plot_error)?;
+        let shade = COLOURS[0].mix(0.12).filled();
+        c.draw_series([Rectangle::new([(0.0, band.0), (games, band.1)], shade)])
+            .map_err(plot_error)?;
+        let start = [(0.0, path.start), (games, path.start)];
+        c.draw_series(DashedLineSeries::new(start, 4, 3, BLACK.mix(0.5).into()))
+            .map_err(plot_error)?;
+        c.draw_series(LineSeries::new(path.points.iter().copied(), COLOURS[1].stroke_width(2)))
+            .map_err(plot_error)?;
+    }
+    root.present().map_err(plot_error)
+}
+
+/// A game count on an axis: `0`, `750`, `5k`, `12.5k`.
+fn games_label(games: f64) -> String {
+    if games.abs() < 1000.0 {
+        format!("{games:.0}")
+    } else {
+        let k = format!("{:.1}", games / 1000.0);
+        format!("{}k", k.trim_end_matches(".0"))
+    }
 }
 
 #[cfg(test)]

@@ -18,8 +18,8 @@ use common::TempDir;
 use nue::{
     search::params,
     tune::{
-        check_bench, play, spsa::stream, Anomalies, Ended, Limits, Match, Outcome, Plan, Played,
-        Schedule, State, Tuned,
+        self, check_bench, play, spsa::stream, Anomalies, Ended, Limits, Match, Outcome, Plan,
+        Played, Schedule, State, Tuned,
     },
 };
 
@@ -276,6 +276,27 @@ fn a_changed_bench_is_refused_without_a_note_and_recorded_with_one() {
     check_bench(&mut state, 2_250_000, None).unwrap();
 }
 
+#[test]
+fn the_paths_picture_is_drawn_from_a_state() {
+    let dir = TempDir::new("plot");
+    let mut state = fresh(10, 2, 3);
+    let mut games = Quadratic::new(&state, 3);
+    let openings = state.openings();
+    for _ in 0..4 {
+        let plan = state.plan(&openings);
+        let Outcome::Played(played) = games.play(&plan).unwrap() else { unreachable!() };
+        state.record(&plan, &played);
+    }
+    let paths = tune::paths(&state);
+    assert_eq!(paths.len(), 4);
+    assert_eq!(paths[0].points.len(), 5);
+    assert_eq!(paths[0].points[4].0, 16.0);
+    let out = dir.join("tune.svg");
+    nue::plot::tune_paths("test", &paths, &out).unwrap();
+    let svg = std::fs::read_to_string(&out).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("rfp_margin"));
+}
+
 /// Runs the `nue` binary with `args` and `PATH` set to `path`, and returns whether it
 /// succeeded and its standard error.
 fn nue(args: &[&str], path: &str) -> (bool, String) {
@@ -360,6 +381,10 @@ fn the_binary_creates_shows_and_refuses_with_reasons() {
     let shown = String::from_utf8_lossy(&out.stdout);
     assert!(shown.contains("setoption name rfp_margin value 180"), "{shown}");
     assert!(shown.contains("    lmr_base = 80, 0..=150, step 8;"), "{shown}");
+
+    let svg = dir.join("t.svg");
+    let (ok, err) = nue(&["plot", "tune", state_s, svg.to_str().unwrap()], path);
+    assert!(ok && svg.exists(), "{err}");
 
     // This test binary's own `nue` has no parameter options unless built with the feature.
     if !cfg!(feature = "tune") {

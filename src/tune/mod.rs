@@ -3,8 +3,8 @@
 //! would have ended.
 //!
 //! A tune is one state file ([`state`]): `nue tune new` writes it, `nue tune run` plays
-//! iterations from it and writes it again after each, `nue tune show` reads it. An
-//! iteration ([`spsa`]) is a few game pairs of θ+ against θ− through fastchess
+//! iterations from it and writes it again after each, `nue tune show` and `nue plot tune`
+//! read it. An iteration ([`spsa`]) is a few game pairs of θ+ against θ− through fastchess
 //! ([`games`]), at a fixed node count, with the tuning build (`--features tune`) on both
 //! sides; what it plays depends only on the state and the iteration's number, so a stop
 //! loses at most the iteration in flight and the resumed tune plays it again, identically.
@@ -708,6 +708,25 @@ pub fn show(state: &State) -> String {
         );
     }
     t
+}
+
+/// The series of `nue plot tune`: each parameter's value against the games played.
+pub fn paths(state: &State) -> Vec<crate::plot::ParamPath> {
+    let per_iteration = state.schedule.games_per_iteration() as f64;
+    state
+        .params
+        .iter()
+        .enumerate()
+        .map(|(i, p)| crate::plot::ParamPath {
+            name: p.name.clone(),
+            start: p.start,
+            c_end: p.c_end,
+            value: p.value,
+            points: std::iter::once((0.0, p.start))
+                .chain(state.steps.iter().map(|s| (s.k as f64 * per_iteration, s.values[i])))
+                .collect(),
+        })
+        .collect()
 }
 
 /// Dispatches `nue tune`.
