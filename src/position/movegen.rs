@@ -15,9 +15,10 @@
 //! part can be generated alone: the noisy moves in generation order, the quiet ones in the
 //! order a split of the whole list leaves them (see [`quiet_moves`]).
 
+use arrayvec::ArrayVec;
 use shakmaty::{attacks, Bitboard, CastlingSide, Color, Rank, Role, Square};
 
-use super::{CheckSquares, Move, MoveList, Position};
+use super::{CheckSquares, Move, MoveList, Position, MAX_MOVES};
 use crate::types::PackedMove;
 
 const FILE_A: Bitboard = Bitboard(0x0101_0101_0101_0101);
@@ -275,6 +276,217 @@ fn generate<const W: Moves>(pos: &Position, moves: &mut MoveList) {
     }
     if W == QUIET {
         out.compact();
+    }
+}
+
+/// Appends the legal quiet moves of a position that is not in check that give check, in
+/// the order [`quiet_moves`] lists them, without listing the others.
+///
+/// That order is the one the split's swaps leave (see [`split`]): the quiet moves form a
+/// queue in generation order, and each noisy move found after the first quiet one sends
+/// the queue's front to its back. Seen as one growing array `A`, a quiet move is written
+/// at the end when it is found, and the r-th of those rotations writes `A[r]` at the end
+/// again, so the queue is always `A[r..]`. An element at index p is rotated when r reaches
+/// p, and lands at p + (the queue's length then). So only the queue's length at each
+/// rotation is needed: it comes from counting each piece's quiet targets below each of its
+/// capture targets, and each check's final place is found by following its jumps. The
+/// checks are then sorted by it. Castling comes after every rotation, so last.
+pub fn quiet_checks(pos: &Position, moves: &mut MoveList) {
+    debug_assert!(!pos.is_check(), "quiet checks are looked for out of check");
+    let Some(squares) = pos.check_squares() else {
+        return;
+    };
+    let us = pos.turn();
+    let them = pos.them();
+    let occupied = pos.occupied();
+    let empty = !occupied;
+    let king = pos.king_of(us);
+    let their_king = squares.king;
+    let pinned = pos.pinned();
+    let pin_line =
+        |from| if pinned.contains(from) { attacks::ray(king, from) } else { Bitboard::FULL };
+    // Whether a move from `from` to `to` uncovers a check.
+    let discovers = |from: Square, to: Square| {
+        squares.discoverers.contains(from) && !attacks::ray(their_king, from).contains(to)
+    };
+    let below = |sq: Square| Bitboard((1u64 << sq as u32) - 1);
+
+    let mut order = QueueOrder::default();
+    // Each check with its place (a few bytes each: the list is moved and sorted).
+    let mut found: ArrayVec<(u32, Move), 48> = ArrayVec::new();
+    let keep = |found: &mut ArrayVec<(u32, Move), 48>, place: usize, m| {
+        // A full list (more checks than games ever have) is dropped below for the long way.
+        let _ = found.try_push((place as u32, m));
+    };
+
+    // Pawn pushes by one square (the captures before them rotate an empty queue).
+    let pawns = pos.our(Role::Pawn);
+    let (forward, _, _, double_rank) = pawn_directions(us);
+    let legal_pushes = |targets: Bitboard, back: i32| {
+        let mut legal = targets;
+        for to in targets & (pawns & pinned).shift(back) {
+            let from = Square::new((to as i32 - back) as u32);
+            if !pin_line(from).contains(to) {
+                legal ^= Bitboard::from(to);
+            }
+        }
+        legal
+    };
+    let single = pawns.shift(forward) & empty;
+    let pushes = legal_pushes(single & !Bitboard::BACKRANKS, forward);
+    for to in pushes {
+        let from = Square::new((to as i32 - forward) as u32);
+        if squares.by_role[0].contains(to) || discovers(from, to) {
+            let place = order.place(order.quiets + (pushes & below(to)).count());
+            keep(&mut found, place, Move::quiet(Role::Pawn, from, to));
+        }
+    }
+    order.quiets += pushes.count();
+    // Promotions by push: the queen's is noisy, the others quiet.
+    for to in legal_pushes(single & Bitboard::BACKRANKS, forward) {
+        let from = Square::new((to as i32 - forward) as u32);
+        order.rotate(order.quiets);
+        for promotion in &PROMOTIONS[1..] {
+            let m = Move::normal(Role::Pawn, from, to, None, Some(*promotion));
+            if squares.gives_check(pos, m) {
+                keep(&mut found, order.place(order.quiets), m);
+            }
+            order.quiets += 1;
+        }
+    }
+    let doubles = single.shift(forward) & empty & Bitboard::from_rank(double_rank);
+    let doubles = legal_pushes(doubles, 2 * forward);
+    for to in doubles {
+        let from = Square::new((to as i32 - 2 * forward) as u32);
+        if squares.by_role[0].contains(to) || discovers(from, to) {
+            let place = order.place(order.quiets + (doubles & below(to)).count());
+            keep(&mut found, place, Move::quiet(Role::Pawn, from, to));
+        }
+    }
+    order.quiets += doubles.count();
+
+    // The pieces: each capture rotates the queue as long as the quiet targets below it
+    // make, each check is placed as the quiet targets below it and the rotations so far do.
+    for role in [Role::Knight, Role::Bishop, Role::Rook, Role::Queen] {
+        for from in pos.our(role) {
+            let reach = attacks::attacks(from, role.of(us), occupied) & pin_line(from);
+            let quiet = reach & empty;
+            let mut checks = quiet & squares.by_role[role as usize - 1];
+            if squares.discoverers.contains(from) {
+                checks |= quiet & !attacks::ray(their_king, from);
+            }
+            order.piece(quiet, reach & them, checks, |place, to| {
+                keep(&mut found, place, Move::quiet(role, from, to));
+            });
+        }
+    }
+    // The king, whose captures and moves must be safe; it gives check only by uncovering.
+    let safe = |to| pos.attacks_to(to, !us, occupied).is_empty();
+    let captures = attacks::king_attacks(king) & them;
+    let captures = captures.into_iter().filter(|&to| safe(to)).collect::<Bitboard>();
+    let uncovers = squares.discoverers.contains(king);
+    if captures.any() || uncovers {
+        let quiet = attacks::king_attacks(king) & empty;
+        let quiet = quiet.into_iter().filter(|&to| safe(to)).collect::<Bitboard>();
+        let checks = if uncovers { quiet & !attacks::ray(their_king, king) } else { Bitboard(0) };
+        order.piece(quiet, captures, checks, |place, to| {
+            keep(&mut found, place, Move::quiet(Role::King, king, to));
+        });
+    }
+    // Castling: found after every rotation, so after everything else, king side first.
+    if (pos.castling_rights() & Bitboard::from_rank(us.backrank())).any() {
+        for (i, side) in [CastlingSide::KingSide, CastlingSide::QueenSide].into_iter().enumerate() {
+            if let Some(m) = castling_move(pos, side).filter(|&m| squares.gives_check(pos, m)) {
+                keep(&mut found, u32::MAX as usize - 1 + i, m);
+            }
+        }
+    }
+
+    if found.is_full() {
+        // So many checks (several promoted queens): list the quiet moves and keep them.
+        let start = moves.len();
+        quiet_moves(pos, moves);
+        let mut kept = start;
+        for i in start..moves.len() {
+            if squares.gives_check(pos, moves[i]) {
+                moves[kept] = moves[i];
+                kept += 1;
+            }
+        }
+        moves.truncate(kept);
+        return;
+    }
+    for (place, _) in found.iter_mut() {
+        *place = order.final_place(*place);
+    }
+    found.sort_unstable_by_key(|&(place, _)| place);
+    moves.extend(found.iter().map(|&(_, m)| m));
+}
+
+/// The bookkeeping of [`quiet_checks`]: how many quiet moves were found so far, and the
+/// queue's length at each rotation.
+struct QueueOrder {
+    /// Quiet moves found so far (the queue's length).
+    quiets: usize,
+    /// Rotations so far.
+    rotations: usize,
+    /// The queue's length at each rotation.
+    length_at: [u8; MAX_MOVES],
+}
+
+impl Default for QueueOrder {
+    fn default() -> QueueOrder {
+        QueueOrder { quiets: 0, rotations: 0, length_at: [0; MAX_MOVES] }
+    }
+}
+
+impl QueueOrder {
+    /// A noisy move found when the queue holds `length` quiet moves.
+    #[inline]
+    fn rotate(&mut self, length: usize) {
+        if length > 0 && self.rotations < MAX_MOVES {
+            self.length_at[self.rotations] = length as u8;
+            self.rotations += 1;
+        }
+    }
+
+    /// Where in the growing array a quiet move found after `quiets_before` others (and the
+    /// rotations so far) is written.
+    #[inline]
+    fn place(&self, quiets_before: usize) -> usize {
+        quiets_before + self.rotations
+    }
+
+    /// One piece's targets, in ascending order: `quiet` (among them `checks`, each handed
+    /// to `keep` with its place) and `noisy`, each of which rotates the queue.
+    #[inline]
+    fn piece(
+        &mut self,
+        quiet: Bitboard,
+        noisy: Bitboard,
+        checks: Bitboard,
+        mut keep: impl FnMut(usize, Square),
+    ) {
+        let below = |sq: Square| Bitboard((1u64 << sq as u32) - 1);
+        for to in noisy | checks {
+            let quiets_before = self.quiets + (quiet & below(to)).count();
+            if noisy.contains(to) {
+                self.rotate(quiets_before);
+            } else {
+                keep(self.place(quiets_before), to);
+            }
+        }
+        self.quiets += quiet.count();
+    }
+
+    /// Where the element written at `place` stands once every rotation is done: rotation r
+    /// moves the element at r to r + the queue's length then, until it lies beyond them all.
+    fn final_place(&self, place: u32) -> u32 {
+        let mut place = place as usize;
+        while place < self.rotations {
+            place += usize::from(self.length_at[place]);
+        }
+        place as u32
     }
 }
 

@@ -53,6 +53,8 @@ const EXTRA: &[&str] = &[
     "r3k2r/8/8/8/4q3/8/8/R3K2R w KQkq - 0 1",
     "4k3/8/8/8/8/8/4q3/R3K2R w KQ - 0 1",
     "4k3/4r3/8/8/8/8/4B3/4K3 w - - 0 1",
+    // More quiet checks than the short list holds.
+    "7k/2Q1Q3/1Q4Q1/3Q4/6Q1/4Q3/1K3Q2/Q7 w - - 0 1",
 ];
 
 fn ours(pos: &Chess) -> Vec<Move> {
@@ -113,7 +115,7 @@ fn reference_pins(pos: &Chess, us: shakmaty::Color) -> (shakmaty::Bitboard, shak
 /// Random games from every suite position, with null moves and the moves of every
 /// position tried: the position played alongside a shakmaty `Chess` stays the same in
 /// every field (pieces, mailbox, key, en passant, castling rights, fifty-move counter,
-/// checkers, pins).
+/// checkers, pins), and the quiet checks come in the quiet list's order.
 #[test]
 fn the_position_follows_shakmaty_along_random_games() {
     let mut rng = Rng::new(7);
@@ -145,6 +147,22 @@ fn the_position_follows_shakmaty_along_random_games() {
                 en_passant += usize::from(m.is_en_passant());
                 checks += usize::from(reference.is_check());
             }
+            if !pos.is_check() {
+                // Deep in a game, with many captures about: the quiet checks alone, in the
+                // order of the quiet list.
+                let mut quiet = MoveList::new();
+                quiet_moves(&own, &mut quiet);
+                let expected: Vec<Move> =
+                    quiet.iter().copied().filter(|&m| gives_check(&own, m)).collect();
+                let mut checks = MoveList::new();
+                quiet_checks(&own, &mut checks);
+                assert_eq!(
+                    checks.to_vec(),
+                    expected,
+                    "{}",
+                    Fen::from_position(&pos, EnPassantMode::Legal)
+                );
+            }
             let m = moves[rng.below(moves.len())];
             own.play(Move::from_shakmaty(m).unwrap());
             pos.play_unchecked(m);
@@ -155,13 +173,20 @@ fn the_position_follows_shakmaty_along_random_games() {
     assert!(castles > 200 && en_passant > 30 && checks > 10_000, "{castles} {en_passant} {checks}");
 }
 
-/// Every position within three plies of the suites' (standard, Chess960, and positions
+/// Every position within two plies of the suites' (standard, Chess960, and positions
 /// with en passant pins, promotions and castling through attacks): every legal move in
 /// shakmaty's order, in check and out; out of check the noisy moves alone in that order,
-/// and the quiet ones as the split of the whole list leaves them.
+/// the quiet ones as the split of the whole list leaves them, and the quiet checks alone
+/// in that same order.
 #[test]
 fn generation_is_shakmatys_move_for_move() {
-    fn walk(pos: &Chess, depth: u32, checked: &mut usize, evasions: &mut usize) {
+    fn walk(
+        pos: &Chess,
+        depth: u32,
+        checked: &mut usize,
+        evasions: &mut usize,
+        quiet_checks_seen: &mut usize,
+    ) {
         let own = Position::from_chess(pos);
         let legal = ours(pos);
         let fen = Fen::from_position(pos, EnPassantMode::Legal);
@@ -183,21 +208,29 @@ fn generation_is_shakmatys_move_for_move() {
             moves.extend(split_list[..n].iter().copied());
             quiet_moves(&own, &mut moves);
             assert_eq!(moves.to_vec(), split_list, "{fen}");
+            // The quiet checks alone, in that order.
+            let checks: Vec<Move> =
+                split_list[n..].iter().copied().filter(|&m| gives_check(&own, m)).collect();
+            moves.clear();
+            quiet_checks(&own, &mut moves);
+            assert_eq!(moves.to_vec(), checks, "{fen}");
+            *quiet_checks_seen += checks.len();
         }
         *checked += 1;
         if depth > 0 {
             for m in pos.legal_moves() {
                 let mut next = pos.clone();
                 next.play_unchecked(m);
-                walk(&next, depth - 1, checked, evasions);
+                walk(&next, depth - 1, checked, evasions, quiet_checks_seen);
             }
         }
     }
-    let (mut checked, mut evasions) = (0, 0);
+    let (mut checked, mut evasions, mut checks) = (0, 0, 0);
     for pos in suite(EXTRA) {
-        walk(&pos, 2, &mut checked, &mut evasions);
+        walk(&pos, 2, &mut checked, &mut evasions, &mut checks);
     }
     assert!(checked > 20_000 && evasions > 1_000, "{checked} positions, {evasions} in check");
+    assert!(checks > 10_000, "{checks} quiet checks");
 }
 
 /// The quiet moves come out the same however full the list already is: rotating them

@@ -24,7 +24,9 @@ use super::{
 };
 use crate::{
     position::{
-        movegen::{is_legal, is_noisy, legal_moves, noisy_moves, quiet_moves, split, unpack},
+        movegen::{
+            is_legal, is_noisy, legal_moves, noisy_moves, quiet_checks, quiet_moves, split, unpack,
+        },
         Move, MoveList, Position,
     },
     types::PackedMove,
@@ -266,25 +268,12 @@ impl MovePicker {
         self.scores.extend(self.moves[self.noisy..].iter().map(|&m| score(m)));
     }
 
-    /// Generates the quiet moves unless that was done and keeps those that give check, in
-    /// their order. Only a noisy-only picker does this, whose `legal_count` counts afresh.
+    /// Generates the quiet moves that give check, in the order of the quiet list. Only a
+    /// noisy-only picker does this, whose `legal_count` counts afresh.
     #[inline(never)]
     fn prepare_quiet_checks(&mut self, pos: &Position) {
-        debug_assert!(self.noisy_only);
-        self.generate_quiets(pos);
-        let Some(squares) = pos.check_squares() else {
-            self.moves.truncate(self.noisy);
-            return;
-        };
-        let mut kept = self.noisy;
-        for i in self.noisy..self.moves.len() {
-            let m = self.moves[i];
-            if squares.gives_check(pos, m) {
-                self.moves[kept] = m;
-                kept += 1;
-            }
-        }
-        self.moves.truncate(kept);
+        debug_assert!(self.noisy_only && !self.quiets_generated);
+        quiet_checks(pos, &mut self.moves);
     }
 
     /// The next move, or `None` when every move was yielded.
