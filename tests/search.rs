@@ -1,6 +1,7 @@
 //! The search's answers, through the engine API: draws by repetition, the fifty-move
 //! rule, stalemate and insufficient material inside the tree, a mate on the hundredth
-//! half-move, tactics solved at a fixed node count, and the same result twice.
+//! half-move, tactics solved at a fixed node count, the same result twice, and Chess960
+//! searches pinned to their node counts.
 
 mod common;
 
@@ -125,4 +126,26 @@ fn a_search_on_one_thread_gives_the_same_result_twice() {
         (first.best, first.score, first.depth, first.nodes),
         (second.best, second.score, second.depth, second.nodes)
     );
+}
+
+/// Fixed-depth searches of Chess960 positions (castling rights on both wings, a castling
+/// move chosen) keep their node counts, as the bench keeps its own: the counts were the
+/// same with the search on shakmaty's `Chess` (`24294a0`) and on its own position, so a
+/// change to the position or the generation that castles differently moves them.
+#[test]
+fn chess960_searches_keep_their_node_counts() {
+    let pinned = [
+        ("bqnb1rkr/pp3ppp/3ppn2/2p5/5P2/P2P4/NPP1P1PP/BQ1BNRKR w HFhf - 2 9", 399_374, "c2c4"),
+        ("2nnrbkr/p1qppppp/8/1ppb4/6PP/3PP3/PPP2P2/BQNNRBKR w HEhe - 1 9", 136_789, "e3e4"),
+        ("b1q1rrkb/pppppppp/3nn3/8/P7/1PPP4/4PPPP/BQNNRKRB w GE - 1 9", 141_546, "f1g1"),
+        ("qn1rbbkr/ppp2p1p/1n1pp1p1/8/3P4/P6P/1PP1PPPK/QNNRBB1R w hd - 2 9", 179_447, "e2e4"),
+    ];
+    for (fen, nodes, best) in pinned {
+        let mut engine = Engine::new(16).unwrap();
+        let root = nue::engine::parse_position(fen, CastlingMode::Chess960).unwrap();
+        engine.set_position(root, &[]);
+        let outcome = search(&mut engine, depth(13));
+        let played = UciMove::from_move(outcome.best.unwrap(), CastlingMode::Chess960);
+        assert_eq!((outcome.nodes, played.to_string()), (nodes, best.to_string()), "{fen}");
+    }
 }

@@ -184,3 +184,26 @@ fn uci_options_take_good_paths_and_answer_bad_ones() {
     assert!(tbhits.starts_with("0 "), "tbhits {tbhits}");
     assert!(e.ask("setoption name SyzygyProbeLimit value 8")[0].contains("out of range"));
 }
+
+/// Fixed-depth searches that probe the tables keep their node counts, as the bench keeps
+/// its own: the counts were the same with the search on shakmaty's `Chess` (`24294a0`)
+/// and on its own position (which builds a `Chess` for each probe), so a change to the
+/// probes or the positions they read moves them.
+#[test]
+fn searches_with_tables_keep_their_node_counts() {
+    let Some(mut engine) = engine_with_tables() else { return };
+    let pinned = [
+        ("8/8/3k4/8/8/1p6/1P6/R3K3 w - - 0 1", 4_054, "a1a3"),
+        ("8/8/8/4k3/8/8/1r6/R3K3 w - - 0 1", 137_108, "e1f1"),
+        ("4k3/8/8/3p4/3P4/4K3/5R2/8 w - - 0 1", 4_771, "f2f5"),
+        ("8/5pk1/8/8/8/2B5/5KP1/8 b - - 0 1", 155_113, "g7h6"),
+    ];
+    for (fen, nodes, best) in pinned {
+        engine.new_game();
+        engine.set_position(common::position(fen), &[]);
+        let limits = Limits { depth: Some(16), ..Limits::default() };
+        let outcome = engine.go(&limits, &Control::default(), &mut |_| {});
+        let played = outcome.best.unwrap().to_uci(shakmaty::CastlingMode::Standard).to_string();
+        assert_eq!((outcome.nodes, played), (nodes, best.to_string()), "{fen}");
+    }
+}
