@@ -130,7 +130,7 @@ impl Position {
             mailbox[sq as usize] = piece_code(piece);
         }
         let roles = [Role::Pawn, Role::Knight, Role::Bishop, Role::Rook, Role::Queen, Role::King];
-        let mut position = Position {
+        Position {
             by_role: roles.map(|r| board.by_role(r)),
             by_color: [board.by_color(Color::Black), board.by_color(Color::White)],
             mailbox,
@@ -142,9 +142,7 @@ impl Position {
             turn: pos.turn(),
             pins: Default::default(),
             check_squares: OnceCell::new(),
-        };
-        position.checkers = position.find_checkers();
-        position
+        }
     }
 
     /// The same position as shakmaty's `Chess` (for the tablebases and the tests); the

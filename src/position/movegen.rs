@@ -18,7 +18,7 @@
 use arrayvec::ArrayVec;
 use shakmaty::{attacks, Bitboard, CastlingSide, Color, Rank, Role, Square};
 
-use super::{CheckSquares, Move, MoveList, Position, MAX_MOVES};
+use super::{CheckSquares, Move, MoveKind, MoveList, Position, MAX_MOVES};
 use crate::types::PackedMove;
 
 const FILE_A: Bitboard = Bitboard(0x0101_0101_0101_0101);
@@ -653,7 +653,7 @@ pub fn is_legal(pos: &Position, m: Move) -> bool {
     let king = pos.king_of(us);
     let (from, to) = (m.from(), m.to());
     match m.kind() {
-        super::MoveKind::Normal => {
+        MoveKind::Normal => {
             let role = m.role();
             let capture = m.capture();
             if pos.piece_at(from) != Some(role.of(us)) || pos.role_at(to) != capture {
@@ -698,7 +698,7 @@ pub fn is_legal(pos: &Position, m: Move) -> bool {
             }
             !pos.pinned().contains(from) || attacks::aligned(from, to, king)
         }
-        super::MoveKind::EnPassant => {
+        MoveKind::EnPassant => {
             // The capture must be possible here; the king's safety is checked below.
             if pos.ep_square() != Some(to)
                 || pos.piece_at(from) != Some(us.pawn())
@@ -710,7 +710,7 @@ pub fn is_legal(pos: &Position, m: Move) -> bool {
             let after = occupied.without(from).without(captured).with(to);
             pos.attacks_to(king, !us, after).without(captured).is_empty()
         }
-        super::MoveKind::Castle => {
+        MoveKind::Castle => {
             !pos.is_check()
                 && m.castling_side().and_then(|side| castling_move(pos, side)) == Some(m)
         }
