@@ -8,7 +8,7 @@ use common::{board_and_turn, position, reference_bytes, reference_net, reference
 use nue::{
     nnue::{
         accumulator::{refreshed, AccumulatorStack},
-        simd::{self, Simd},
+        simd::{self, L1Grouping, Simd},
         to_internal, Half, NetError, Network, FIXED_BYTES, HALF,
     },
     rng::Rng,
@@ -278,16 +278,23 @@ fn avx2_matches_scalar_on_random_inputs() {
         w2.iter_mut().for_each(|w| *w = rng.next_u64() as i8);
         let bias: [i32; 32] = std::array::from_fn(|_| (rng.next_u64() % 100_000) as i32 - 50_000);
         let (mut y1, mut y2) = ([0i32; 32], [0i32; 32]);
-        scalar.affine_l1(&x1, &w1, false, &bias, &mut y1);
-        avx2.affine_l1(&x1, &w1, false, &bias, &mut y2);
+        scalar.affine_l1(&x1, &w1, L1Grouping::Single, &bias, &mut y1);
+        avx2.affine_l1(&x1, &w1, L1Grouping::Single, &bias, &mut y2);
         assert_eq!(y1, y2);
         // Weights within the paired kernel's bound: it must agree too.
         let mut w1 = [0i8; 32 * 512];
         w1.iter_mut().for_each(|w| *w = ((rng.next_u64() % 129) as i32 - 64) as i8);
-        assert!(simd::l1_pairs_fit(&w1));
-        scalar.affine_l1(&x1, &w1, true, &bias, &mut y1);
-        avx2.affine_l1(&x1, &w1, true, &bias, &mut y2);
+        assert_eq!(simd::l1_grouping(&w1), L1Grouping::Pairs);
+        scalar.affine_l1(&x1, &w1, L1Grouping::Single, &bias, &mut y1);
+        avx2.affine_l1(&x1, &w1, L1Grouping::Pairs, &bias, &mut y2);
         assert_eq!(y1, y2, "paired kernel");
+        // Weights within the four-chunk kernel's bound: it must agree as well.
+        let mut w1 = [0i8; 32 * 512];
+        w1.iter_mut().for_each(|w| *w = ((rng.next_u64() % 65) as i32 - 32) as i8);
+        assert_eq!(simd::l1_grouping(&w1), L1Grouping::Quads);
+        scalar.affine_l1(&x1, &w1, L1Grouping::Single, &bias, &mut y1);
+        avx2.affine_l1(&x1, &w1, L1Grouping::Quads, &bias, &mut y2);
+        assert_eq!(y1, y2, "four-chunk kernel");
         let mut h = [0u8; 32];
         simd::clipped_relu(&y1, &mut h);
         scalar.affine_l2(&h, &w2, &bias, &mut y1);
@@ -298,9 +305,9 @@ fn avx2_matches_scalar_on_random_inputs() {
     let x = [127u8; 512];
     let w = [-128i8; 32 * 512];
     let (mut y1, mut y2) = ([0i32; 32], [0i32; 32]);
-    assert!(!simd::l1_pairs_fit(&w));
-    scalar.affine_l1(&x, &w, false, &[0; 32], &mut y1);
-    avx2.affine_l1(&x, &w, false, &[0; 32], &mut y2);
+    assert_eq!(simd::l1_grouping(&w), L1Grouping::Single);
+    scalar.affine_l1(&x, &w, L1Grouping::Single, &[0; 32], &mut y1);
+    avx2.affine_l1(&x, &w, L1Grouping::Single, &[0; 32], &mut y2);
     assert_eq!(y1, [-127 * 128 * 512; 32]);
     assert_eq!(y1, y2);
 }
@@ -327,48 +334,55 @@ fn vnni_matches_scalar_on_random_inputs() {
         let mut w = [0i8; 32 * 512];
         w.iter_mut().for_each(|w| *w = rng.next_u64() as i8);
         let bias: [i32; 32] = std::array::from_fn(|_| (rng.next_u64() % 100_000) as i32 - 50_000);
-        scalar.affine_l1(&x, &w, false, &bias, &mut y1);
-        vnni.affine_l1(&x, &w, false, &bias, &mut y2);
+        scalar.affine_l1(&x, &w, L1Grouping::Single, &bias, &mut y1);
+        vnni.affine_l1(&x, &w, L1Grouping::Single, &bias, &mut y2);
         assert_eq!(y1, y2);
     }
     for (x, w) in [(255u8, -128i8), (255, 127), (127, -128)] {
         let (x, w) = ([x; 512], [w; 32 * 512]);
-        scalar.affine_l1(&x, &w, false, &[0; 32], &mut y1);
-        vnni.affine_l1(&x, &w, true, &[0; 32], &mut y2);
+        scalar.affine_l1(&x, &w, L1Grouping::Single, &[0; 32], &mut y1);
+        vnni.affine_l1(&x, &w, L1Grouping::Pairs, &[0; 32], &mut y2);
         assert_eq!(y1, [i32::from(x[0]) * i32::from(w[0]) * 512; 32]);
         assert_eq!(y1, y2);
     }
 }
 
-/// The paired first-layer kernel adds four products in 16 bits. At the bound that
-/// `l1_pairs_fit` allows (four weights of magnitude 258 in all, every input 127) it is
-/// exact; one more and the 16-bit sum would overflow, which the test refuses.
+/// The grouped first-layer kernels add four (two chunks) or eight (four chunks) products
+/// in 16 bits. At the bound that `l1_fits` allows (weights of magnitude 258 in all in a
+/// lane, every input 127) they are exact; one more and the 16-bit sum would overflow,
+/// which the test refuses.
 #[test]
-fn paired_kernel_bound_is_exact() {
+fn grouped_kernels_bounds_are_exact() {
     let Some(avx2) = avx2() else {
-        eprintln!("SKIPPED paired_kernel_bound_is_exact: this processor has no AVX2");
+        eprintln!("SKIPPED grouped_kernels_bounds_are_exact: this processor has no AVX2");
         return;
     };
     let x = [127u8; 512];
-    for sign in [1i8, -1] {
-        // Lane j of each 64-weight group: two weights in the first half, two in the second.
-        let mut w = [0i8; 32 * 512];
-        for group in w.chunks_exact_mut(64) {
-            for j in 0..16 {
-                group[2 * j] = sign * 65;
-                group[2 * j + 1] = sign * 65;
-                group[32 + 2 * j] = sign * 64;
-                group[32 + 2 * j + 1] = sign * 64;
+    // A lane's weights, two in each chunk: 65 + 65 + 64 + 64, and 33 · 2 + 32 · 6.
+    let cases = [
+        (L1Grouping::Pairs, 2, [65i8, 65, 64, 64, 0, 0, 0, 0]),
+        (L1Grouping::Quads, 4, [33i8, 33, 32, 32, 32, 32, 32, 32]),
+    ];
+    for (grouping, chunks, lane) in cases {
+        for sign in [1i8, -1] {
+            let mut w = [0i8; 32 * 512];
+            for group in w.chunks_exact_mut(32 * chunks) {
+                for j in 0..16 {
+                    for c in 0..chunks {
+                        group[32 * c + 2 * j] = sign * lane[2 * c];
+                        group[32 * c + 2 * j + 1] = sign * lane[2 * c + 1];
+                    }
+                }
             }
+            assert!(simd::l1_fits(&w, chunks));
+            let (mut y1, mut y2) = ([0i32; 32], [0i32; 32]);
+            Simd::scalar().affine_l1(&x, &w, L1Grouping::Single, &[0; 32], &mut y1);
+            avx2.affine_l1(&x, &w, grouping, &[0; 32], &mut y2);
+            assert_eq!(y1, [i32::from(sign) * 127 * 258 * 256 / chunks as i32; 32]);
+            assert_eq!(y1, y2, "{grouping:?}");
+            w[1] = sign * (lane[1] + 1);
+            assert!(!simd::l1_fits(&w, chunks), "a {grouping:?} lane sum of 259 passed");
         }
-        assert!(simd::l1_pairs_fit(&w));
-        let (mut y1, mut y2) = ([0i32; 32], [0i32; 32]);
-        Simd::scalar().affine_l1(&x, &w, false, &[0; 32], &mut y1);
-        avx2.affine_l1(&x, &w, true, &[0; 32], &mut y2);
-        assert_eq!(y1, [i32::from(sign) * 127 * 258 * 128; 32]);
-        assert_eq!(y1, y2);
-        w[1] = sign * 66;
-        assert!(!simd::l1_pairs_fit(&w), "a four-weight sum of 259 passed");
     }
 }
 

@@ -135,9 +135,9 @@ pub struct Network {
     pub l1_bias: [i32; HIDDEN],
     /// Row-major by output neuron.
     pub l1_weights: Box<Aligned<[i8; HIDDEN * L1_IN]>>,
-    /// [`simd::l1_pairs_fit`] of `l1_weights`, computed when the net is made: the first
-    /// layer may use the faster exact kernel.
-    pub l1_paired: bool,
+    /// [`simd::l1_grouping`] of `l1_weights`, worked out when the net is made: which exact
+    /// kernel the first layer may use.
+    pub l1_grouping: simd::L1Grouping,
     /// Second hidden layer: 32 → 32.
     pub l2_bias: [i32; HIDDEN],
     /// Row-major by output neuron.
@@ -245,7 +245,7 @@ impl Network {
             ft_bias,
             ft_weights,
             l1_bias,
-            l1_paired: simd::l1_pairs_fit(&l1_weights.0),
+            l1_grouping: simd::l1_grouping(&l1_weights.0),
             l1_weights,
             l2_bias,
             l2_weights,
@@ -328,7 +328,7 @@ impl Network {
         simd.transform(us, them, &mut input.0);
         let mut sums = Aligned([0i32; HIDDEN]);
         let mut hidden = Aligned([0u8; HIDDEN]);
-        simd.affine_l1(&input.0, &self.l1_weights.0, self.l1_paired, &self.l1_bias, &mut sums.0);
+        simd.affine_l1(&input.0, &self.l1_weights.0, self.l1_grouping, &self.l1_bias, &mut sums.0);
         simd::clipped_relu(&sums.0, &mut hidden.0);
         simd.affine_l2(&hidden.0, &self.l2_weights.0, &self.l2_bias, &mut sums.0);
         simd::clipped_relu(&sums.0, &mut hidden.0);

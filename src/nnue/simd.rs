@@ -145,16 +145,16 @@ impl Simd {
     /// `out = bias + W·x` for the 512 → 32 layer, in exact i32 arithmetic
     /// (docs/net-format.md §6), with inputs at most 127 (the transform's output).
     ///
-    /// `paired` says that [`l1_pairs_fit`] holds for `w`: the AVX2 kernel may then add two
-    /// byte-product pair sums in 16 bits before widening, which saves a quarter of its
-    /// multiplies. With `paired` false every weight matrix is computed exactly. The VNNI
-    /// kernel is exact for every weight matrix and ignores it.
+    /// `grouping` says how many 32-byte chunks' byte-product pair sums the AVX2 kernel may
+    /// add in 16 bits before widening ([`l1_grouping`] of `w`): two save a quarter of its
+    /// multiplies, four a little more; with [`L1Grouping::Single`] every weight matrix is
+    /// computed exactly. The VNNI kernel is exact for every weight matrix and ignores it.
     #[inline]
     pub fn affine_l1(
         self,
         x: &[u8; L1_IN],
         w: &[i8; HIDDEN * L1_IN],
-        paired: bool,
+        grouping: L1Grouping,
         bias: &[i32; HIDDEN],
         out: &mut [i32; HIDDEN],
     ) {
@@ -169,10 +169,16 @@ impl Simd {
         if self.avx2 {
             // SAFETY: AVX2 was detected when `self` was made (see `update`).
             unsafe {
-                if paired {
-                    avx2::affine_paired::<L1_IN, { HIDDEN * L1_IN }>(x, w, bias, out);
-                } else {
-                    avx2::affine::<L1_IN, { HIDDEN * L1_IN }>(x, w, bias, out);
+                match grouping {
+                    L1Grouping::Quads => {
+                        avx2::affine_quads::<L1_IN, { HIDDEN * L1_IN }>(x, w, bias, out)
+                    }
+                    L1Grouping::Pairs => {
+                        avx2::affine_paired::<L1_IN, { HIDDEN * L1_IN }>(x, w, bias, out)
+                    }
+                    L1Grouping::Single => {
+                        avx2::affine::<L1_IN, { HIDDEN * L1_IN }>(x, w, bias, out)
+                    }
                 }
             }
             return;
@@ -207,20 +213,44 @@ pub trait Job {
     fn run(self, simd: Simd) -> Self::Output;
 }
 
-/// Whether the first layer's weights let the paired AVX2 kernel stay exact. It adds the
-/// `maddubs` pair sums of inputs `c..c + 32` and `c + 32..c + 64` lane by lane in 16 bits,
-/// four products `x·w` with `x ≤ 127`; that sum cannot leave the i16 range when the four
-/// weights' magnitudes add up to at most `i16::MAX / 127` = 258. Our nets and Stockfish
-/// 12's stay far below it (153 and 129 at most), but an arbitrary file need not.
-pub fn l1_pairs_fit(w: &[i8; HIDDEN * L1_IN]) -> bool {
+/// How many 32-byte chunks of inputs the AVX2 first layer adds in 16 bits before widening
+/// to 32 (see [`l1_fits`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum L1Grouping {
+    /// Each chunk widened on its own: exact for every weight matrix.
+    Single,
+    /// Two chunks at a time.
+    Pairs,
+    /// Four chunks at a time.
+    Quads,
+}
+
+/// Whether the first layer's weights let an AVX2 kernel that adds the `maddubs` pair sums
+/// of `chunks` consecutive 32-byte chunks of inputs lane by lane in 16 bits stay exact: a
+/// lane then sums `2 · chunks` products `x·w` with `x ≤ 127`, which cannot leave the i16
+/// range when those weights' magnitudes add up to at most `i16::MAX / 127` = 258. Our
+/// nets and Stockfish 12's fit two chunks with room (153 and 129 at most) and ours fits
+/// four (170), but an arbitrary file need not.
+pub fn l1_fits(w: &[i8; HIDDEN * L1_IN], chunks: usize) -> bool {
     let limit = i32::from(i16::MAX) / 127;
-    w.chunks_exact(64).all(|group| {
-        let (low, high) = group.split_at(32);
+    w.chunks_exact(32 * chunks).all(|group| {
         (0..16).all(|j| {
-            let m = |v: i8| i32::from(v).abs();
-            m(low[2 * j]) + m(low[2 * j + 1]) + m(high[2 * j]) + m(high[2 * j + 1]) <= limit
+            let lane =
+                |chunk: &[i8]| i32::from(chunk[2 * j]).abs() + i32::from(chunk[2 * j + 1]).abs();
+            group.chunks_exact(32).map(lane).sum::<i32>() <= limit
         })
     })
+}
+
+/// The widest grouping the first layer's weights allow (see [`l1_fits`]).
+pub fn l1_grouping(w: &[i8; HIDDEN * L1_IN]) -> L1Grouping {
+    if l1_fits(w, 4) {
+        L1Grouping::Quads
+    } else if l1_fits(w, 2) {
+        L1Grouping::Pairs
+    } else {
+        L1Grouping::Single
+    }
 }
 
 /// ClippedReLU of a hidden layer: arithmetic shift by 6, then clamp to 0..=127.
@@ -432,7 +462,7 @@ mod avx2 {
         }
     }
 
-    /// [`affine`] for weights that pass [`l1_pairs_fit`]: the pair sums of two 32-byte
+    /// [`affine`] for weights that pass [`l1_fits`] with two chunks: the pair sums of two 32-byte
     /// chunks are added in 16 bits (they cannot overflow, by that test, so the saturating
     /// add is exact) before one `madd` widens them, where [`affine`] widens each chunk.
     ///
@@ -462,6 +492,50 @@ mod avx2 {
                         let pairs = _mm256_adds_epi16(
                             _mm256_maddubs_epi16(xa, wa),
                             _mm256_maddubs_epi16(xb, wb),
+                        );
+                        *s = _mm256_add_epi32(*s, _mm256_madd_epi16(pairs, ones));
+                    }
+                }
+            }
+            // SAFETY: AVX2 is enabled here, and `o + 4 <= HIDDEN`.
+            unsafe { store_sums(sums, bias, out, o) };
+        }
+    }
+
+    /// [`affine_paired`] four chunks at a time, for weights that pass [`l1_fits`] with
+    /// four: the pair sums of four 32-byte chunks are added in 16 bits (exact, by that
+    /// test) before one `madd` widens them.
+    ///
+    /// # Safety
+    /// The processor must support AVX2. `IN` must be a multiple of 128 and `W == 32 * IN`.
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn affine_quads<const IN: usize, const W: usize>(
+        x: &[u8; IN],
+        w: &[i8; W],
+        bias: &[i32; HIDDEN],
+        out: &mut [i32; HIDDEN],
+    ) {
+        const { assert!(IN.is_multiple_of(128) && W == HIDDEN * IN) };
+        let ones = _mm256_set1_epi16(1);
+        for o in (0..HIDDEN).step_by(4) {
+            let mut sums = [_mm256_setzero_si256(); 4];
+            for c in (0..IN).step_by(128) {
+                // SAFETY: `c + 128 <= IN`, so the four input loads stay in `x`; `(o + k) * IN
+                // + c + 128 <= HIDDEN * IN = W` for k < 4, so the four weight loads stay in
+                // `w`. Unaligned.
+                unsafe {
+                    let xs: [__m256i; 4] = std::array::from_fn(|i| {
+                        _mm256_loadu_si256(x.as_ptr().add(c + 32 * i).cast::<__m256i>())
+                    });
+                    for (k, s) in sums.iter_mut().enumerate() {
+                        let row = w.as_ptr().add((o + k) * IN + c);
+                        let product = |i: usize| {
+                            let wv = _mm256_loadu_si256(row.add(32 * i).cast::<__m256i>());
+                            _mm256_maddubs_epi16(xs[i], wv)
+                        };
+                        let pairs = _mm256_adds_epi16(
+                            _mm256_adds_epi16(product(0), product(1)),
+                            _mm256_adds_epi16(product(2), product(3)),
                         );
                         *s = _mm256_add_epi32(*s, _mm256_madd_epi16(pairs, ones));
                     }

@@ -11,7 +11,7 @@ use bytemuck::Zeroable;
 use super::layout::{Dense, Row, INTERNAL_PER_FLOAT_OUTPUT};
 use crate::nnue::{
     features::{BLOCK, INPUTS},
-    simd::{l1_pairs_fit, HIDDEN, L1_IN},
+    simd::{l1_grouping, HIDDEN, L1_IN},
     Aligned, Half, Network, DESCRIPTION, HALF, RAW_PER_INTERNAL,
 };
 
@@ -114,7 +114,7 @@ pub fn network(d: &Dense, coalesced: &[Row]) -> Box<Network> {
         ft_bias,
         ft_weights,
         l1_bias: d.l1_b.map(hidden_bias),
-        l1_paired: l1_pairs_fit(&l1_weights.0),
+        l1_grouping: l1_grouping(&l1_weights.0),
         l1_weights,
         l2_bias: d.l2_b.map(hidden_bias),
         l2_weights,
