@@ -8,7 +8,7 @@ use common::{board_and_turn, position, reference_bytes, reference_net, reference
 use nue::{
     nnue::{
         accumulator::{refreshed, AccumulatorStack},
-        simd::{self, L1Grouping, Simd},
+        simd::{self, HiddenWeights, L1Grouping, Simd},
         to_internal, Half, NetError, Network, FIXED_BYTES, HALF,
     },
     rng::Rng,
@@ -297,6 +297,7 @@ fn avx2_matches_scalar_on_random_inputs() {
         assert_eq!(y1, y2, "four-chunk kernel");
         let mut h = [0u8; 32];
         simd::clipped_relu(&y1, &mut h);
+        let w2 = HiddenWeights::new(w2);
         scalar.affine_l2(&h, &w2, &bias, &mut y1);
         avx2.affine_l2(&h, &w2, &bias, &mut y2);
         assert_eq!(y1, y2);
@@ -309,6 +310,18 @@ fn avx2_matches_scalar_on_random_inputs() {
     scalar.affine_l1(&x, &w, L1Grouping::Single, &[0; 32], &mut y1);
     avx2.affine_l1(&x, &w, L1Grouping::Single, &[0; 32], &mut y2);
     assert_eq!(y1, [-127 * 128 * 512; 32]);
+    assert_eq!(y1, y2);
+    // The same corners for the second layer, whose kernel sums by quad of inputs: every
+    // output its own weight (output o's row all -128 or 127), so a mixed-up order shows.
+    let x = [127u8; 32];
+    let rows: [i8; 32 * 32] = std::array::from_fn(|i| if (i / 32) % 2 == 0 { -128 } else { 127 });
+    let w = HiddenWeights::new(rows);
+    let bias: [i32; 32] = std::array::from_fn(|o| o as i32);
+    scalar.affine_l2(&x, &w, &bias, &mut y1);
+    avx2.affine_l2(&x, &w, &bias, &mut y2);
+    let expected: [i32; 32] =
+        std::array::from_fn(|o| o as i32 + 127 * 32 * if o % 2 == 0 { -128 } else { 127 });
+    assert_eq!(y1, expected);
     assert_eq!(y1, y2);
 }
 

@@ -21,7 +21,7 @@ use shakmaty::{Board, Color};
 
 use self::{
     features::{FeatureList, INPUTS, MAX_ACTIVE},
-    simd::{Simd, HIDDEN, L1_IN},
+    simd::{HiddenWeights, Simd, HIDDEN, L1_IN},
 };
 
 /// Width of one perspective's accumulator.
@@ -140,8 +140,8 @@ pub struct Network {
     pub l1_grouping: simd::L1Grouping,
     /// Second hidden layer: 32 → 32.
     pub l2_bias: [i32; HIDDEN],
-    /// Row-major by output neuron.
-    pub l2_weights: Aligned<[i8; HIDDEN * HIDDEN]>,
+    /// By output neuron, and by quad of inputs for the AVX2 kernel.
+    pub l2_weights: HiddenWeights,
     /// Output layer: 32 → 1.
     pub out_bias: i32,
     /// Weights of the single output.
@@ -233,8 +233,8 @@ impl Network {
         let mut l1_weights = Box::new(Aligned([0; HIDDEN * L1_IN]));
         r.i8s(&mut l1_weights.0);
         let l2_bias = r.i32s();
-        let mut l2_weights = Aligned([0; HIDDEN * HIDDEN]);
-        r.i8s(&mut l2_weights.0);
+        let mut l2_weights = [0; HIDDEN * HIDDEN];
+        r.i8s(&mut l2_weights);
         let [out_bias] = r.i32s();
         let mut out_weights = [0; HIDDEN];
         r.i8s(&mut out_weights);
@@ -248,7 +248,7 @@ impl Network {
             l1_grouping: simd::l1_grouping(&l1_weights.0),
             l1_weights,
             l2_bias,
-            l2_weights,
+            l2_weights: HiddenWeights::new(l2_weights),
             out_bias,
             out_weights,
         }))
@@ -279,7 +279,7 @@ impl Network {
         out.extend(self.l1_bias.iter().flat_map(|v| v.to_le_bytes()));
         out.extend(self.l1_weights.0.iter().map(|&v| v as u8));
         out.extend(self.l2_bias.iter().flat_map(|v| v.to_le_bytes()));
-        out.extend(self.l2_weights.0.iter().map(|&v| v as u8));
+        out.extend(self.l2_weights.rows().iter().map(|&v| v as u8));
         out.extend(self.out_bias.to_le_bytes());
         out.extend(self.out_weights.iter().map(|&v| v as u8));
         out
@@ -330,7 +330,7 @@ impl Network {
         let mut hidden = Aligned([0u8; HIDDEN]);
         simd.affine_l1(&input.0, &self.l1_weights.0, self.l1_grouping, &self.l1_bias, &mut sums.0);
         simd::clipped_relu(&sums.0, &mut hidden.0);
-        simd.affine_l2(&hidden.0, &self.l2_weights.0, &self.l2_bias, &mut sums.0);
+        simd.affine_l2(&hidden.0, &self.l2_weights, &self.l2_bias, &mut sums.0);
         simd::clipped_relu(&sums.0, &mut hidden.0);
         simd::output(&hidden.0, &self.out_weights, self.out_bias)
     }

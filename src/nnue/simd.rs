@@ -12,7 +12,7 @@
 
 use std::sync::OnceLock;
 
-use super::{Half, HALF};
+use super::{Aligned, Half, HALF};
 
 /// Width of the first hidden layer's input: both halves of the transformed accumulator.
 pub const L1_IN: usize = 2 * HALF;
@@ -186,22 +186,50 @@ impl Simd {
         scalar::affine(x, w, bias, out);
     }
 
-    /// `out = bias + W·x` for the 32 → 32 layer.
+    /// `out = bias + W·x` for the 32 → 32 layer, with inputs at most 127 (a clipped
+    /// hidden layer).
     #[inline]
     pub fn affine_l2(
         self,
         x: &[u8; HIDDEN],
-        w: &[i8; HIDDEN * HIDDEN],
+        w: &HiddenWeights,
         bias: &[i32; HIDDEN],
         out: &mut [i32; HIDDEN],
     ) {
         #[cfg(target_arch = "x86_64")]
         if self.avx2 {
             // SAFETY: AVX2 was detected when `self` was made (see `update`).
-            unsafe { avx2::affine::<HIDDEN, { HIDDEN * HIDDEN }>(x, w, bias, out) };
+            unsafe { avx2::affine_by_quads(x, &w.by_quads.0, bias, out) };
             return;
         }
-        scalar::affine(x, w, bias, out);
+        scalar::affine(x, &w.rows.0, bias, out);
+    }
+}
+
+/// The 32 → 32 layer's weights in the two orders the kernels read: by output neuron, as
+/// the file stores them (docs/net-format.md §6), and by quad of inputs, where the four
+/// weights of each output for inputs `4q..4q + 4` lie together, outputs in order. The AVX2
+/// kernel multiplies each quad of inputs, broadcast across a register, by the second
+/// order, which sums every output in a 32-bit lane of its own: no horizontal sums.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HiddenWeights {
+    rows: Aligned<[i8; HIDDEN * HIDDEN]>,
+    by_quads: Aligned<[i8; HIDDEN * HIDDEN]>,
+}
+
+impl HiddenWeights {
+    /// The layer whose output `o` has the weights `rows[32 o..32 o + 32]`.
+    pub fn new(rows: [i8; HIDDEN * HIDDEN]) -> HiddenWeights {
+        let by_quads = std::array::from_fn(|i| {
+            let (quad, output, k) = (i / (4 * HIDDEN), i / 4 % HIDDEN, i % 4);
+            rows[output * HIDDEN + 4 * quad + k]
+        });
+        HiddenWeights { rows: Aligned(rows), by_quads: Aligned(by_quads) }
+    }
+
+    /// The weights by output neuron, as the file stores them.
+    pub fn rows(&self) -> &[i8; HIDDEN * HIDDEN] {
+        &self.rows.0
     }
 }
 
@@ -459,6 +487,47 @@ mod avx2 {
         unsafe {
             let b = _mm_loadu_si128(bias.as_ptr().add(o).cast::<__m128i>());
             _mm_storeu_si128(out.as_mut_ptr().add(o).cast::<__m128i>(), _mm_add_epi32(total, b));
+        }
+    }
+
+    /// `out = bias + W·x` for the 32 → 32 layer from its weights by quad of inputs
+    /// ([`HiddenWeights`]): each quad of inputs is broadcast to every 32-bit lane, and
+    /// `maddubs` then `madd` add its four products for eight outputs at once, one output a
+    /// lane, into four registers that hold all 32 sums, so no horizontal sums follow.
+    /// With inputs at most 127 a `maddubs` pair sum is at most 2·127·128 = 32,512 in
+    /// magnitude: nothing saturates, and the sums are exact whatever the weights.
+    ///
+    /// # Safety
+    /// The processor must support AVX2.
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn affine_by_quads(
+        x: &[u8; HIDDEN],
+        w: &[i8; HIDDEN * HIDDEN],
+        bias: &[i32; HIDDEN],
+        out: &mut [i32; HIDDEN],
+    ) {
+        let ones = _mm256_set1_epi16(1);
+        // SAFETY: `8 * k + 8 <= HIDDEN` for k < 4, so each 32-byte load stays in `bias`.
+        // Unaligned.
+        let mut sums: [__m256i; 4] = std::array::from_fn(|k| unsafe {
+            _mm256_loadu_si256(bias.as_ptr().add(8 * k).cast::<__m256i>())
+        });
+        for (quad, inputs) in x.chunks_exact(4).enumerate() {
+            let quad_bytes = [inputs[0], inputs[1], inputs[2], inputs[3]];
+            let xv = _mm256_set1_epi32(i32::from_le_bytes(quad_bytes));
+            for (k, s) in sums.iter_mut().enumerate() {
+                // SAFETY: `quad < 8` and `k < 4`, so `128 * quad + 32 * k + 32 <= 1024`
+                // keeps the load in `w`. Unaligned.
+                let wv = unsafe {
+                    _mm256_loadu_si256(w.as_ptr().add(128 * quad + 32 * k).cast::<__m256i>())
+                };
+                let products = _mm256_maddubs_epi16(xv, wv);
+                *s = _mm256_add_epi32(*s, _mm256_madd_epi16(products, ones));
+            }
+        }
+        for (k, s) in sums.iter().enumerate() {
+            // SAFETY: `8 * k + 8 <= HIDDEN`, so the store stays in `out`. Unaligned.
+            unsafe { _mm256_storeu_si256(out.as_mut_ptr().add(8 * k).cast::<__m256i>(), *s) };
         }
     }
 

@@ -11,7 +11,7 @@ use bytemuck::Zeroable;
 use super::layout::{Dense, Row, INTERNAL_PER_FLOAT_OUTPUT};
 use crate::nnue::{
     features::{BLOCK, INPUTS},
-    simd::{l1_grouping, HIDDEN, L1_IN},
+    simd::{l1_grouping, HiddenWeights, HIDDEN, L1_IN},
     Aligned, Half, Network, DESCRIPTION, HALF, RAW_PER_INTERNAL,
 };
 
@@ -100,10 +100,10 @@ pub fn network(d: &Dense, coalesced: &[Row]) -> Box<Network> {
             l1_weights.0[o * L1_IN + i] = i8_of(w, HIDDEN_WEIGHT_SCALE);
         }
     }
-    let mut l2_weights = Aligned([0i8; HIDDEN * HIDDEN]);
+    let mut l2_weights = [0i8; HIDDEN * HIDDEN];
     for (i, row) in d.l2_w.iter().enumerate() {
         for (o, &w) in row.iter().enumerate() {
-            l2_weights.0[o * HIDDEN + i] = i8_of(w, HIDDEN_WEIGHT_SCALE);
+            l2_weights[o * HIDDEN + i] = i8_of(w, HIDDEN_WEIGHT_SCALE);
         }
     }
     // The integer layers floor with `>> 6`; half a step (32) in the bias makes that the
@@ -117,7 +117,7 @@ pub fn network(d: &Dense, coalesced: &[Row]) -> Box<Network> {
         l1_grouping: l1_grouping(&l1_weights.0),
         l1_weights,
         l2_bias: d.l2_b.map(hidden_bias),
-        l2_weights,
+        l2_weights: HiddenWeights::new(l2_weights),
         out_bias: i32_of(d.out_b, OUT_BIAS_SCALE),
         out_weights: d.out_w.map(|w| i8_of(w, OUT_WEIGHT_SCALE)),
     })
@@ -143,7 +143,7 @@ pub fn float_dense(net: &Network) -> Box<Dense> {
         *row = std::array::from_fn(|o| hidden_weight(net.l1_weights.0[o * L1_IN + i]));
     }
     for (i, row) in d.l2_w.iter_mut().enumerate() {
-        *row = std::array::from_fn(|o| hidden_weight(net.l2_weights.0[o * HIDDEN + i]));
+        *row = std::array::from_fn(|o| hidden_weight(net.l2_weights.rows()[o * HIDDEN + i]));
     }
     d.l1_b = net.l1_bias.map(hidden_bias);
     d.l2_b = net.l2_bias.map(hidden_bias);
