@@ -169,16 +169,11 @@ impl Simd {
         if self.avx2 {
             // SAFETY: AVX2 was detected when `self` was made (see `update`).
             unsafe {
+                const W: usize = HIDDEN * L1_IN;
                 match grouping {
-                    L1Grouping::Quads => {
-                        avx2::affine_quads::<L1_IN, { HIDDEN * L1_IN }>(x, w, bias, out)
-                    }
-                    L1Grouping::Pairs => {
-                        avx2::affine_paired::<L1_IN, { HIDDEN * L1_IN }>(x, w, bias, out)
-                    }
-                    L1Grouping::Single => {
-                        avx2::affine::<L1_IN, { HIDDEN * L1_IN }>(x, w, bias, out)
-                    }
+                    L1Grouping::Quads => avx2::affine::<L1_IN, W, 4>(x, w, bias, out),
+                    L1Grouping::Pairs => avx2::affine::<L1_IN, W, 2>(x, w, bias, out),
+                    L1Grouping::Single => avx2::affine::<L1_IN, W, 1>(x, w, bias, out),
                 }
             }
             return;
@@ -430,33 +425,55 @@ mod avx2 {
         }
     }
 
-    /// `out = bias + W·x` with u8 inputs ≤ 127 and i8 weights: `maddubs` pair sums are at
-    /// most 2·127·128 = 32,512 in magnitude, so its saturation never triggers and the
-    /// result is the exact integer dot product (docs/net-format.md §6).
+    /// `out = bias + W·x` with u8 inputs ≤ 127 and i8 weights, `CHUNKS` 32-byte chunks of
+    /// inputs at a time. Each chunk's `maddubs` pair sums are at most 2·127·128 = 32,512 in
+    /// magnitude, so its saturation never triggers; with `CHUNKS` of 2 or 4 those pair
+    /// sums are added lane by lane in 16 bits before one `madd` widens them, which stays
+    /// exact (no partial sum leaves the i16 range) for weights that pass [`l1_fits`] with
+    /// `CHUNKS`. The result is then the exact integer dot product (docs/net-format.md §6);
+    /// with `CHUNKS` 1 it is for every weight matrix.
     ///
     /// # Safety
-    /// The processor must support AVX2. `IN` must be a multiple of 32 and `W == 32 * IN`.
+    /// The processor must support AVX2. `CHUNKS` must be 1, 2 or 4, `IN` a multiple of
+    /// `32 * CHUNKS` and `W == 32 * IN`; with `CHUNKS` above 1, `w` must pass [`l1_fits`]
+    /// with `CHUNKS` for the result to be exact (it is never unsound).
     #[target_feature(enable = "avx2")]
-    pub unsafe fn affine<const IN: usize, const W: usize>(
+    pub unsafe fn affine<const IN: usize, const W: usize, const CHUNKS: usize>(
         x: &[u8; IN],
         w: &[i8; W],
         bias: &[i32; HIDDEN],
         out: &mut [i32; HIDDEN],
     ) {
-        const { assert!(IN.is_multiple_of(32) && W == HIDDEN * IN) };
+        const {
+            assert!(matches!(CHUNKS, 1 | 2 | 4));
+            assert!(IN.is_multiple_of(32 * CHUNKS) && W == HIDDEN * IN);
+        };
         let ones = _mm256_set1_epi16(1);
         for o in (0..HIDDEN).step_by(4) {
             let mut sums = [_mm256_setzero_si256(); 4];
-            for c in (0..IN).step_by(32) {
-                // SAFETY: `c + 32 <= IN`, so the input load stays in `x`; `(o + k) * IN + c + 32
-                // <= HIDDEN * IN = W` for k < 4, so each weight load stays in `w`. Unaligned.
+            for c in (0..IN).step_by(32 * CHUNKS) {
+                // SAFETY: `c + 32 * CHUNKS <= IN`, so every input load stays in `x`; `(o + k)
+                // * IN + c + 32 * CHUNKS <= HIDDEN * IN = W` for k < 4, so every weight load
+                // stays in `w`. Unaligned.
                 unsafe {
-                    let xv = _mm256_loadu_si256(x.as_ptr().add(c).cast::<__m256i>());
+                    let xs: [__m256i; CHUNKS] = std::array::from_fn(|i| {
+                        _mm256_loadu_si256(x.as_ptr().add(c + 32 * i).cast::<__m256i>())
+                    });
                     for (k, s) in sums.iter_mut().enumerate() {
-                        let wv =
-                            _mm256_loadu_si256(w.as_ptr().add((o + k) * IN + c).cast::<__m256i>());
-                        let pairs = _mm256_maddubs_epi16(xv, wv);
-                        *s = _mm256_add_epi32(*s, _mm256_madd_epi16(pairs, ones));
+                        let row = w.as_ptr().add((o + k) * IN + c);
+                        let mut pairs: [__m256i; CHUNKS] = std::array::from_fn(|i| {
+                            let wv = _mm256_loadu_si256(row.add(32 * i).cast::<__m256i>());
+                            _mm256_maddubs_epi16(xs[i], wv)
+                        });
+                        // Halve the chunks' pair sums as a tree: 4 → 2 → 1.
+                        let mut n = CHUNKS;
+                        while n > 1 {
+                            n /= 2;
+                            for i in 0..n {
+                                pairs[i] = _mm256_adds_epi16(pairs[i], pairs[i + n]);
+                            }
+                        }
+                        *s = _mm256_add_epi32(*s, _mm256_madd_epi16(pairs[0], ones));
                     }
                 }
             }
@@ -528,90 +545,6 @@ mod avx2 {
         for (k, s) in sums.iter().enumerate() {
             // SAFETY: `8 * k + 8 <= HIDDEN`, so the store stays in `out`. Unaligned.
             unsafe { _mm256_storeu_si256(out.as_mut_ptr().add(8 * k).cast::<__m256i>(), *s) };
-        }
-    }
-
-    /// [`affine`] for weights that pass [`l1_fits`] with two chunks: the pair sums of two 32-byte
-    /// chunks are added in 16 bits (they cannot overflow, by that test, so the saturating
-    /// add is exact) before one `madd` widens them, where [`affine`] widens each chunk.
-    ///
-    /// # Safety
-    /// The processor must support AVX2. `IN` must be a multiple of 64 and `W == 32 * IN`.
-    #[target_feature(enable = "avx2")]
-    pub unsafe fn affine_paired<const IN: usize, const W: usize>(
-        x: &[u8; IN],
-        w: &[i8; W],
-        bias: &[i32; HIDDEN],
-        out: &mut [i32; HIDDEN],
-    ) {
-        const { assert!(IN.is_multiple_of(64) && W == HIDDEN * IN) };
-        let ones = _mm256_set1_epi16(1);
-        for o in (0..HIDDEN).step_by(4) {
-            let mut sums = [_mm256_setzero_si256(); 4];
-            for c in (0..IN).step_by(64) {
-                // SAFETY: `c + 64 <= IN`, so both input loads stay in `x`; `(o + k) * IN + c +
-                // 64 <= HIDDEN * IN = W` for k < 4, so both weight loads stay in `w`. Unaligned.
-                unsafe {
-                    let xa = _mm256_loadu_si256(x.as_ptr().add(c).cast::<__m256i>());
-                    let xb = _mm256_loadu_si256(x.as_ptr().add(c + 32).cast::<__m256i>());
-                    for (k, s) in sums.iter_mut().enumerate() {
-                        let row = w.as_ptr().add((o + k) * IN + c);
-                        let wa = _mm256_loadu_si256(row.cast::<__m256i>());
-                        let wb = _mm256_loadu_si256(row.add(32).cast::<__m256i>());
-                        let pairs = _mm256_adds_epi16(
-                            _mm256_maddubs_epi16(xa, wa),
-                            _mm256_maddubs_epi16(xb, wb),
-                        );
-                        *s = _mm256_add_epi32(*s, _mm256_madd_epi16(pairs, ones));
-                    }
-                }
-            }
-            // SAFETY: AVX2 is enabled here, and `o + 4 <= HIDDEN`.
-            unsafe { store_sums(sums, bias, out, o) };
-        }
-    }
-
-    /// [`affine_paired`] four chunks at a time, for weights that pass [`l1_fits`] with
-    /// four: the pair sums of four 32-byte chunks are added in 16 bits (exact, by that
-    /// test) before one `madd` widens them.
-    ///
-    /// # Safety
-    /// The processor must support AVX2. `IN` must be a multiple of 128 and `W == 32 * IN`.
-    #[target_feature(enable = "avx2")]
-    pub unsafe fn affine_quads<const IN: usize, const W: usize>(
-        x: &[u8; IN],
-        w: &[i8; W],
-        bias: &[i32; HIDDEN],
-        out: &mut [i32; HIDDEN],
-    ) {
-        const { assert!(IN.is_multiple_of(128) && W == HIDDEN * IN) };
-        let ones = _mm256_set1_epi16(1);
-        for o in (0..HIDDEN).step_by(4) {
-            let mut sums = [_mm256_setzero_si256(); 4];
-            for c in (0..IN).step_by(128) {
-                // SAFETY: `c + 128 <= IN`, so the four input loads stay in `x`; `(o + k) * IN
-                // + c + 128 <= HIDDEN * IN = W` for k < 4, so the four weight loads stay in
-                // `w`. Unaligned.
-                unsafe {
-                    let xs: [__m256i; 4] = std::array::from_fn(|i| {
-                        _mm256_loadu_si256(x.as_ptr().add(c + 32 * i).cast::<__m256i>())
-                    });
-                    for (k, s) in sums.iter_mut().enumerate() {
-                        let row = w.as_ptr().add((o + k) * IN + c);
-                        let product = |i: usize| {
-                            let wv = _mm256_loadu_si256(row.add(32 * i).cast::<__m256i>());
-                            _mm256_maddubs_epi16(xs[i], wv)
-                        };
-                        let pairs = _mm256_adds_epi16(
-                            _mm256_adds_epi16(product(0), product(1)),
-                            _mm256_adds_epi16(product(2), product(3)),
-                        );
-                        *s = _mm256_add_epi32(*s, _mm256_madd_epi16(pairs, ones));
-                    }
-                }
-            }
-            // SAFETY: AVX2 is enabled here, and `o + 4 <= HIDDEN`.
-            unsafe { store_sums(sums, bias, out, o) };
         }
     }
 }
